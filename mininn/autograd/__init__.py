@@ -1,0 +1,21 @@
+"""Reverse-mode autograd: grad-mode switches, ``Function`` and the engine."""
+
+from mininn.autograd.function import Context, Function, Node
+from mininn.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+__all__ = [
+    "Context",
+    "Function",
+    "Node",
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]

@@ -1,0 +1,418 @@
+"""The autograd graph: ``Function`` (an op with forward and backward on raw
+arrays), ``Node`` (one recorded call of a Function) and the backward engine.
+
+Design (micrograd's, made iterative and multi-output): each op call that
+needs a gradient records a ``Node`` whose ``next`` edges point at the nodes
+of its inputs (an ``AccumulateGrad`` node for a leaf). ``run_backward`` counts
+dependencies over the reachable graph, then walks it in topological order
+with an explicit stack (no recursion, so 10,000-deep chains work), summing
+the gradients that reach each node before calling its backward once.
+
+Writing an op::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):             # x: ndarray (Tensors are unwrapped)
+            y = np.exp(x)
+            ctx.save_for_backward(y)     # freed after backward unless retain_graph
+            return y
+        @staticmethod
+        def backward(ctx, grad):         # grad: ndarray
+            (y,) = ctx.saved_tensors
+            return grad * y              # one gradient per positional input
+
+    y = Exp.apply(x)                     # Tensor in, Tensor out
+
+``backward`` returns one gradient (or None) per positional argument of
+``forward``; an argument that is a list of Tensors (``cat``) takes a list of
+gradients. Keyword arguments are never differentiated.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mininn.autograd.grad_mode import _state
+
+if TYPE_CHECKING:
+    from mininn.tensor import Tensor
+
+__all__ = ["Function", "Context", "Node", "AccumulateGrad", "run_backward"]
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the graph "
+    "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+    "you need to backward through the graph a second time or if you need to access saved "
+    "intermediate values after calling backward."
+)
+
+
+class Context:
+    """What ``forward`` leaves for ``backward``: saved arrays and attributes."""
+
+    _saved: tuple[Any, ...] = ()
+    _freed: bool = False
+
+    def save_for_backward(self, *arrays: Any) -> None:
+        self._saved = arrays
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._saved
+
+    def _free(self) -> None:
+        # Only arrays saved with save_for_backward are freed (and then raise on reuse),
+        # as in torch; small attributes such as shapes stay.
+        if self._saved:
+            self._saved = ()
+            self._freed = True
+
+
+class Node:
+    """One recorded op call: ``next`` holds one edge per differentiable input.
+
+    Torch-compatible views: ``name()`` (``"MulBackward0"``), ``next_functions``
+    (pairs of node and input index), ``register_hook``/``register_prehook``.
+    """
+
+    __slots__ = (
+        "fn",
+        "ctx",
+        "next",
+        "arg_layout",
+        "n_outputs",
+        "out_meta",
+        "pre_hooks",
+        "post_hooks",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        fn: type[Function] | None,
+        ctx: Context | None,
+        next_edges: tuple[tuple[Node, int] | None, ...],
+        arg_layout: tuple[int, ...],
+        out_meta: tuple[tuple[tuple[int, ...], Any], ...],
+    ) -> None:
+        self.fn = fn
+        self.ctx = ctx
+        self.next = next_edges
+        # arg_layout[i]: -1 for a non-tensor arg, 0 for one tensor, n for a list of n tensors
+        self.arg_layout = arg_layout
+        self.out_meta = out_meta
+        self.n_outputs = len(out_meta)
+        self.pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        self.post_hooks: list[Callable[..., Any]] | None = None
+
+    def name(self) -> str:
+        return f"{type(self.fn).__name__ if self.fn is None else self.fn.__name__}Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((None, 0) if e is None else e for e in self.next)
+
+    def register_prehook(self, hook: Callable[..., Any], output_nr: int = 0) -> Any:
+        """``hook(grad_outputs_tuple)`` runs before this node; it may return new grads."""
+        from mininn.utils.hooks import RemovableHandle
+
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        hooks = self.pre_hooks.setdefault(-1, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_hook(self, hook: Callable[..., Any]) -> Any:
+        """``hook(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
+        from mininn.utils.hooks import RemovableHandle
+
+        if self.post_hooks is None:
+            self.post_hooks = []
+        self.post_hooks.append(hook)
+        return RemovableHandle(self.post_hooks, hook)
+
+    def _add_tensor_hook(self, output_nr: int, hook: Callable[..., Any]) -> list[Any]:
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        hooks = self.pre_hooks.setdefault(output_nr, [])
+        hooks.append(hook)
+        return hooks
+
+    def apply(self, grads: list[Any]) -> tuple[Any, ...]:
+        """Gradients for each ``next`` edge from gradients of each output."""
+        raw = self.fn.backward(self.ctx, *grads)  # type: ignore[union-attr]
+        if self.n_outputs == 1 and len(self.arg_layout) == 1:
+            raw = (raw,)
+        elif not isinstance(raw, tuple):
+            raw = (raw,)
+        if len(raw) != len(self.arg_layout):
+            raise RuntimeError(
+                f"function {self.fn.__name__}Backward returned an incorrect number of "  # type: ignore[union-attr]
+                f"gradients (expected {len(self.arg_layout)}, got {len(raw)})"
+            )
+        flat: list[Any] = []
+        for layout, g in zip(self.arg_layout, raw):
+            if layout == 0:
+                flat.append(g)
+            elif layout > 0:
+                flat.extend(g if g is not None else [None] * layout)
+        return tuple(flat)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds the incoming gradient into ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        super().__init__(None, None, (), (), ((tuple(tensor.shape), tensor._data.dtype),))
+        self.variable = weakref.ref(tensor)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def apply(self, grads: list[Any]) -> tuple[Any, ...]:
+        tensor = self.variable()
+        if tensor is None:
+            return ()
+        (grad,) = grads
+        for hook in tuple(tensor._hooks or ()):
+            new = hook(_wrap(grad))
+            if new is not None:
+                grad = new._data
+        _accumulate(tensor, grad)
+        return ()
+
+
+def _wrap(array: Any) -> Tensor:
+    from mininn.tensor import Tensor
+
+    return Tensor(array)
+
+
+def _accumulate(tensor: Tensor, grad: Any) -> None:
+    from mininn.tensor import Tensor
+
+    if grad.shape != tensor._data.shape:
+        grad = grad.reshape(tensor._data.shape) if grad.size == tensor._data.size else grad
+    if grad.dtype != tensor._data.dtype:
+        grad = grad.astype(tensor._data.dtype)
+    if tensor.grad is None:
+        # copy: backward may hand the same array to several inputs
+        tensor.grad = Tensor(grad.copy())
+    else:
+        tensor.grad._data = tensor.grad._data + grad
+
+
+def _edge(tensor: Tensor) -> tuple[Node, int] | None:
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor._requires_grad:
+        acc = tensor._accumulator
+        if acc is None:
+            acc = tensor._accumulator = AccumulateGrad(tensor)
+        return (acc, 0)
+    return None
+
+
+class Function:
+    """An op with ``forward(ctx, *arrays)`` and ``backward(ctx, *grads)`` on raw arrays."""
+
+    @staticmethod
+    def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: Context, *grad_outputs: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        from mininn.tensor import Tensor
+
+        raw_args: list[Any] = []
+        tensors: list[Tensor] = []
+        layout: list[int] = []
+        for a in args:
+            if isinstance(a, Tensor):
+                raw_args.append(a._data)
+                tensors.append(a)
+                layout.append(0)
+            elif type(a) in (list, tuple) and a and isinstance(a[0], Tensor):
+                raw_args.append([t._data for t in a])
+                tensors.extend(a)
+                layout.append(len(a))
+            else:
+                raw_args.append(a)
+                layout.append(-1)
+        if kwargs:
+            kwargs = {k: (v._data if isinstance(v, Tensor) else v) for k, v in kwargs.items()}
+        if len(tensors) > 1:
+            _check_same_device(tensors)
+        ctx = Context()
+        out = cls.forward(ctx, *raw_args, **kwargs)
+        needs_grad = _state.enabled and any(
+            t._requires_grad or t.grad_fn is not None for t in tensors
+        )
+        if not needs_grad:
+            if type(out) is tuple:
+                return tuple(Tensor(o) for o in out)
+            return Tensor(out)
+        edges = tuple(_edge(t) for t in tensors)
+        if type(out) is tuple:
+            meta = tuple((o.shape, o.dtype) for o in out)
+            node = Node(cls, ctx, edges, tuple(layout), meta)
+            results = []
+            for i, o in enumerate(out):
+                t = Tensor(o)
+                t.grad_fn = node
+                t._output_nr = i
+                results.append(t)
+            return tuple(results)
+        node = Node(cls, ctx, edges, tuple(layout), ((out.shape, out.dtype),))
+        result = Tensor(out)
+        result.grad_fn = node
+        return result
+
+
+def _check_same_device(tensors: Sequence[Tensor]) -> None:
+    first = type(tensors[0]._data)
+    for t in tensors:
+        if type(t._data) is not first:
+            from mininn._backend import device_of
+
+            devs = sorted({str(device_of(x._data)) for x in tensors}, reverse=True)
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two "
+                f"devices, {devs[0]} and {devs[1]}!"
+            )
+
+
+def _collect(roots: Sequence[Node]) -> dict[Node, int]:
+    """Dependency counts: how many edges from reachable nodes point at each node."""
+    deps: dict[Node, int] = {}
+    seen: set[int] = set()
+    stack = list(roots)
+    for r in roots:
+        seen.add(id(r))
+        deps.setdefault(r, 0)
+    while stack:
+        node = stack.pop()
+        for edge in node.next:
+            if edge is None:
+                continue
+            nxt = edge[0]
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps
+
+
+def _add(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def run_backward(
+    roots: Sequence[Tensor], grad_roots: Sequence[Any], retain_graph: bool = False
+) -> None:
+    """Backpropagate ``grad_roots`` from ``roots`` into every reachable leaf's ``.grad``."""
+    buffers: dict[Node, list[Any]] = {}
+    root_nodes: list[Node] = []
+    for t, g in zip(roots, grad_roots):
+        edge = _edge(t)
+        if edge is None:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+            )
+        node, nr = edge
+        buf = buffers.setdefault(node, [None] * node.n_outputs)
+        buf[nr] = _add(buf[nr], g)
+        root_nodes.append(node)
+    deps = _collect(root_nodes)
+    ready = [n for n in dict.fromkeys(root_nodes) if deps[n] == 0]
+    prev_mode = _state.enabled
+    _state.enabled = False  # backward itself records nothing
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            input_grads: tuple[Any, ...] = ()
+            if grads is not None and any(g is not None for g in grads):
+                grads = _fill_missing(node, grads)
+                if node.pre_hooks:
+                    grads = _run_pre_hooks(node, grads)
+                input_grads = node.apply(grads)
+                if node.post_hooks:
+                    input_grads = _run_post_hooks(node, input_grads, grads)
+                if not retain_graph and node.ctx is not None:
+                    node.ctx._free()
+            for i, edge in enumerate(node.next):
+                if edge is None:
+                    continue
+                nxt, nr = edge
+                g = input_grads[i] if i < len(input_grads) else None
+                if g is not None:
+                    nbuf = buffers.get(nxt)
+                    if nbuf is None:
+                        nbuf = buffers[nxt] = [None] * nxt.n_outputs
+                    nbuf[nr] = _add(nbuf[nr], g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+    finally:
+        _state.enabled = prev_mode
+
+
+def _fill_missing(node: Node, grads: list[Any]) -> list[Any]:
+    if node.n_outputs == 1:
+        return grads
+    import numpy as np
+
+    return [
+        g if g is not None else np.zeros(shape, dtype)
+        for g, (shape, dtype) in zip(grads, node.out_meta)
+    ]
+
+
+def _run_pre_hooks(node: Node, grads: list[Any]) -> list[Any]:
+    from mininn.tensor import Tensor
+
+    assert node.pre_hooks is not None
+    for output_nr, hooks in list(node.pre_hooks.items()):
+        if output_nr < 0:
+            continue
+        for hook in tuple(hooks):
+            new = hook(Tensor(grads[output_nr]))
+            if new is not None:
+                grads[output_nr] = new._data
+    for hook in tuple(node.pre_hooks.get(-1, ())):
+        new = hook(tuple(Tensor(g) for g in grads))
+        if new is not None:
+            grads = [None if g is None else g._data for g in new]
+    return grads
+
+
+def _run_post_hooks(node: Node, input_grads: tuple[Any, ...], grads: list[Any]) -> tuple[Any, ...]:
+    from mininn.tensor import Tensor
+
+    assert node.post_hooks is not None
+    for hook in tuple(node.post_hooks):
+        wrapped_in = tuple(None if g is None else Tensor(g) for g in input_grads)
+        wrapped_out = tuple(None if g is None else Tensor(g) for g in grads)
+        new = hook(wrapped_in, wrapped_out)
+        if new is not None:
+            input_grads = tuple(None if g is None else g._data for g in new)
+    return input_grads
