@@ -1,0 +1,222 @@
+"""safetensors: an 8-byte little-endian header length, a JSON header, raw tensor bytes.
+
+Writing goes through the ``safetensors`` package's NumPy API. Reading first
+checks the whole header here (dtypes, shapes, offsets against the file's
+size) so that a hostile header fails before any allocation, then reads tensor
+by tensor: through ``safetensors.safe_open`` with ``pread`` for a path, or
+straight into fresh arrays for a file object. Either way the file is never
+held in memory twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+import safetensors
+import safetensors.numpy
+
+from mininn.serialization._dtypes import numpy_dtype
+from mininn.serialization._errors import CheckpointError
+from mininn.serialization._io import Source
+
+__all__ = ["MAX_HEADER_BYTES", "Header", "looks_like_safetensors", "read_header", "load", "save"]
+
+MAX_HEADER_BYTES = 100_000_000  # the safetensors package's own limit
+_MAX_NDIM = 64
+
+_DTYPES = {
+    "BOOL": "bool",
+    "U8": "uint8",
+    "I8": "int8",
+    "I16": "int16",
+    "I32": "int32",
+    "I64": "int64",
+    "F16": "float16",
+    "BF16": "bfloat16",
+    "F32": "float32",
+    "F64": "float64",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tensor of the header; ``begin``/``end`` are offsets into the data section."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    begin: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Header:
+    """A checked header: its tensors in file order, string metadata, where data starts."""
+
+    entries: list[Entry]
+    metadata: dict[str, str]
+    data_start: int
+
+
+def looks_like_safetensors(prefix: bytes, size: int) -> bool:
+    """Whether the first bytes of a file of ``size`` bytes look like a safetensors header."""
+    if len(prefix) < 9:
+        return False
+    n = int.from_bytes(prefix[:8], "little")
+    return 2 <= n <= size - 8 and prefix[8:9] == b"{"
+
+
+def read_header(source: Source) -> Header:
+    """Read and check the header against the file; nothing is allocated for tensors."""
+    n = int.from_bytes(source.read_at(0, 8, "safetensors header length"), "little")
+    if n > MAX_HEADER_BYTES:
+        raise CheckpointError(f"safetensors header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes")
+    if n > source.size - 8:
+        raise CheckpointError(
+            f"truncated file: safetensors header length {n} exceeds the {source.size - 8} bytes after it"
+        )
+    raw = _parse_json(source.read_at(8, n, "safetensors header"))
+    metadata = _metadata(raw.pop("__metadata__", {}))
+    entries = [_entry(name, spec) for name, spec in raw.items()]
+    _check_layout(entries, source.size - 8 - n)
+    return Header(entries, metadata, 8 + n)
+
+
+def load(source: Source) -> dict[str, np.ndarray]:
+    """All tensors of a safetensors checkpoint, in header order, as writable arrays."""
+    header = read_header(source)
+    if source.path is not None:
+        return _load_path(source.path, header)
+    return {e.name: _read_entry(source, header.data_start, e) for e in header.entries}
+
+
+def save(
+    arrays: Mapping[str, np.ndarray], target: str | BinaryIO, metadata: Mapping[str, str] | None
+) -> None:
+    """Write ``arrays`` (a flat mapping) to a path or a binary file object."""
+    flat = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    meta = None if metadata is None else dict(metadata)
+    try:
+        if isinstance(target, str):
+            safetensors.numpy.save_file(flat, target, metadata=meta)
+        else:
+            target.write(safetensors.numpy.save(flat, metadata=meta))
+    except (safetensors.SafetensorError, ValueError, TypeError) as e:
+        raise CheckpointError(f"cannot write safetensors: {e}") from e
+
+
+def _parse_json(text: bytes) -> dict[str, Any]:
+    try:
+        raw = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise CheckpointError(f"safetensors header is not valid JSON: {e}") from None
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"safetensors header must be a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise CheckpointError(f"safetensors header repeats the key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise CheckpointError(f"safetensors header contains the non-JSON constant {name}")
+
+
+def _metadata(raw: object) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"safetensors __metadata__ must be an object, got {type(raw).__name__}")
+    for key, value in raw.items():
+        if not isinstance(value, str):
+            raise CheckpointError(f"safetensors __metadata__[{key!r}] must be a string, got {value!r:.80}")
+    return raw
+
+
+def _entry(name: str, spec: object) -> Entry:
+    where = f"safetensors tensor {name!r}"
+    if not isinstance(spec, dict) or not {"dtype", "shape", "data_offsets"} <= spec.keys():
+        raise CheckpointError(
+            f"{where} must be an object with dtype, shape and data_offsets, got {spec!r:.200}"
+        )
+    code, shape, offsets = spec["dtype"], spec["shape"], spec["data_offsets"]
+    if code not in _DTYPES:
+        raise CheckpointError(f"{where} has unsupported dtype {code!r}; supported: {', '.join(_DTYPES)}")
+    if not _int_list(shape, 0, _MAX_NDIM):
+        raise CheckpointError(f"{where} has invalid shape {shape!r:.200}")
+    if not _int_list(offsets, 2, 2) or offsets[0] > offsets[1]:
+        raise CheckpointError(f"{where} has invalid data_offsets {offsets!r:.200}")
+    dtype = numpy_dtype(_DTYPES[code], where=where)
+    needed = math.prod(shape) * dtype.itemsize
+    if offsets[1] - offsets[0] != needed:
+        raise CheckpointError(
+            f"{where}: shape {tuple(shape)} of {code} needs {needed} bytes "
+            f"but data_offsets {offsets} span {offsets[1] - offsets[0]}"
+        )
+    return Entry(name, dtype, tuple(shape), offsets[0], offsets[1])
+
+
+def _int_list(value: object, min_len: int, max_len: int) -> bool:
+    return (
+        isinstance(value, list)
+        and min_len <= len(value) <= max_len
+        and all(type(v) is int and v >= 0 for v in value)
+    )
+
+
+def _check_layout(entries: list[Entry], data_size: int) -> None:
+    """Tensors must tile the data section exactly: no overlap, no gap, nothing past the end."""
+    for e in entries:
+        if e.end > data_size:
+            raise CheckpointError(
+                f"safetensors tensor {e.name!r} data_offsets [{e.begin}, {e.end}] exceed the "
+                f"{data_size} data bytes in the file (truncated?)"
+            )
+    expected, previous = 0, None
+    for e in sorted(entries, key=lambda e: (e.begin, e.end)):
+        if e.begin < expected:
+            raise CheckpointError(
+                f"safetensors tensors {previous!r} and {e.name!r} overlap at data offset {e.begin}"
+            )
+        if e.begin > expected:
+            raise CheckpointError(f"safetensors data bytes {expected}..{e.begin} belong to no tensor")
+        expected, previous = e.end, e.name
+    if expected != data_size:
+        raise CheckpointError(f"safetensors file has {data_size - expected} bytes after the last tensor")
+
+
+def _read_entry(source: Source, data_start: int, e: Entry) -> np.ndarray:
+    array = np.empty(e.shape, dtype=e.dtype)
+    if array.nbytes:
+        source.readinto_at(data_start + e.begin, memoryview(array.reshape(-1).view(np.uint8)), repr(e.name))
+    return array
+
+
+def _load_path(path: str, header: Header) -> dict[str, np.ndarray]:
+    out = {}
+    try:
+        with _safe_open(path) as f:
+            for e in header.entries:
+                array = f.get_tensor(e.name)
+                if array.dtype != e.dtype or array.shape != e.shape:
+                    raise CheckpointError(f"safetensors tensor {e.name!r} changed while it was read")
+                out[e.name] = array
+    except (safetensors.SafetensorError, OSError) as e:
+        raise CheckpointError(f"cannot read safetensors file {path!r}: {e}") from e
+    return out
+
+
+def _safe_open(path: str) -> Any:
+    try:  # pread reads each tensor into its own array; mmap would add the file's pages to memory
+        return safetensors.safe_open(path, framework="numpy", backend="pread")
+    except TypeError:  # safetensors < 0.8 has no backend argument
+        return safetensors.safe_open(path, framework="numpy")
