@@ -18,6 +18,7 @@ need no gradient, appear as ``None``.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -67,10 +68,26 @@ _MIXED_GLOBAL = (
 )
 
 
-def _register(hooks: OrderedDict[int, Any], hook: Callable[..., Any], extra: Any = None) -> RemovableHandle:
+MIXED_BACKWARD_HOOKS = (
+    "Cannot use both regular backward hooks and full backward hooks on a single Module. "
+    "Please use only one of them."
+)
+
+
+def add_hook(
+    hooks: OrderedDict[int, Any], hook: Callable[..., Any], *, prepend: bool = False, extra: Any = None
+) -> RemovableHandle:
+    """Store ``hook`` under a fresh handle id (first if ``prepend``); ``extra`` dicts are
+    cleaned on removal too."""
     handle = RemovableHandle(hooks, extra_dict=extra)
     hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+def _register(hooks: OrderedDict[int, Any], hook: Callable[..., Any], extra: Any = None) -> RemovableHandle:
+    return add_hook(hooks, hook, extra=extra)
 
 
 def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -132,6 +149,29 @@ def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHan
         raise RuntimeError(_MIXED_GLOBAL)
     _global_flags.is_full_backward_hook = True
     return _register(_global_backward_hooks, hook)
+
+
+class BoundHook:
+    """A load pre-hook called as ``hook(module, *args)``; holds the module weakly like torch."""
+
+    def __init__(self, hook: Callable[..., Any], module: Module) -> None:
+        self.hook = hook
+        self.module = weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"hook": self.hook, "module": self.module()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if state["module"] is None:
+            raise RuntimeError("You are trying to revive the hook of a dead Module!")
+        self.hook = state["hook"]
+        self.module = weakref.ref(state["module"])
 
 
 # ---- the forward path with hooks --------------------------------------------------------

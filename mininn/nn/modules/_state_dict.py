@@ -12,13 +12,20 @@ at once as in torch.
 from __future__ import annotations
 
 import contextvars
-from collections import namedtuple
-from typing import Any
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mininn._backend import to_device
+from mininn.nn.parameter import Parameter
 from mininn.tensor import Size, Tensor
+
+if TYPE_CHECKING:
+    from mininn.nn.modules.module import Module
 
 __all__ = ["_IncompatibleKeys", "EXTRA_STATE_KEY_SUFFIX"]
 
@@ -171,3 +178,226 @@ def error_message(
     if not msgs:
         return None
     return "Error(s) in loading state_dict for {}:\n\t{}".format(class_name, "\n\t".join(msgs))
+
+
+# ---- Module.state_dict -------------------------------------------------------------------
+
+
+def save_into(
+    module: Module, args: tuple[Any, ...], destination: Any, prefix: str, keep_vars: bool
+) -> Any:
+    """torch's ``Module.state_dict``: metadata, pre-hooks, own entries, children, post-hooks."""
+    if args:
+        warnings.warn(
+            "Positional args are being deprecated, use kwargs instead. Refer to "
+            "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+            " for details.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        if destination is None:
+            destination = args[0]
+        if len(args) > 1 and prefix == "":
+            prefix = args[1]
+        if len(args) > 2 and keep_vars is False:
+            keep_vars = args[2]
+    if destination is None:
+        destination = OrderedDict()
+        destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+    local_metadata = dict(version=module._version)
+    if hasattr(destination, "_metadata"):
+        destination._metadata[prefix[:-1]] = local_metadata
+    for hook in tuple(module._state_dict_pre_hooks.values()):
+        hook(module, prefix, keep_vars)
+    module._save_to_state_dict(destination, prefix, keep_vars)
+    for name, child in module._modules.items():
+        if child is not None:
+            child.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+    for hook in tuple(module._state_dict_hooks.values()):
+        hook_result = hook(module, destination, prefix, local_metadata)
+        if not getattr(hook, "_from_public_api", False):
+            if hook_result is not None:
+                destination = hook_result
+        elif hook_result is not None:
+            raise RuntimeError("state_dict post-hook must return None")
+    return destination
+
+
+# ---- Module._load_from_state_dict ----------------------------------------------------------
+
+
+def load_own_entries(
+    module: Module,
+    state_dict: dict[str, Any],
+    prefix: str,
+    local_metadata: dict[str, Any],
+    strict: bool,
+    missing_keys: list[str],
+    unexpected_keys: list[str],
+    error_msgs: list[str],
+) -> None:
+    """torch's ``Module._load_from_state_dict``, staging its copies."""
+    for hook in tuple(module._load_state_dict_pre_hooks.values()):
+        hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+    persistent_buffers = {
+        k: v for k, v in module._buffers.items() if k not in module._non_persistent_buffers_set
+    }
+    local_state = {
+        k: v
+        for k, v in itertools.chain(module._parameters.items(), persistent_buffers.items())
+        if v is not None
+    }
+    assign = local_metadata.get("assign_to_params_buffers", False)
+    for name, param in local_state.items():
+        key = prefix + name
+        if key in state_dict:
+            _stage_one(module, key, name, param, state_dict[key], assign, error_msgs)
+        elif strict:
+            missing_keys.append(key)
+    _load_extra_state(module, state_dict, prefix, strict, missing_keys, unexpected_keys)
+    if strict:
+        extra_state_key = prefix + EXTRA_STATE_KEY_SUFFIX
+        for key in state_dict:
+            if key.startswith(prefix) and key != extra_state_key:
+                input_name = key[len(prefix) :].split(".", 1)
+                if len(input_name) > 1:
+                    if input_name[0] not in module._modules:
+                        unexpected_keys.append(key)
+                elif input_name[0] not in local_state:
+                    unexpected_keys.append(key)
+
+
+def _stage_one(
+    module: Module, key: str, name: str, param: Tensor, value: Any, assign: bool, error_msgs: list[str]
+) -> None:
+    if not is_tensor_like(value):
+        error_msgs.append(
+            f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+            f"object from checkpoint but received {type(value)}"
+        )
+        return
+    in_shape = shape_of(value)
+    if len(param.shape) == 0 and len(in_shape) == 1 and in_shape[0] == 1:
+        value = raw(value).reshape(())
+        in_shape = shape_of(value)
+    if in_shape != param.shape:
+        error_msgs.append(
+            f"size mismatch for {key}: copying a param with shape {in_shape} from checkpoint, "
+            f"the shape in current model is {param.shape}."
+        )
+        return
+    try:
+        if assign:
+            action: _LoadAction = AssignAttr(module, name, _assigned_value(param, value))
+        else:
+            action = CopyInto(param, value)
+    except Exception as ex:
+        error_msgs.append(
+            f'While copying the parameter named "{key}", whose dimensions in the model are '
+            f"{param.size()} and whose dimensions in the checkpoint are {in_shape}, an "
+            f"exception occurred : {ex.args}."
+        )
+        return
+    stage(action)
+
+
+def _assigned_value(param: Tensor, value: Any) -> Tensor:
+    """What ``assign=True`` stores: the checkpoint tensor, as a Parameter if ``param`` is one."""
+    tensor = value if isinstance(value, Tensor) else Tensor(value)
+    if isinstance(param, Parameter):
+        if isinstance(tensor, Parameter):
+            tensor.requires_grad_(param.requires_grad)
+            return tensor
+        return Parameter(tensor, requires_grad=param.requires_grad)
+    return tensor
+
+
+def _load_extra_state(
+    module: Module,
+    state_dict: dict[str, Any],
+    prefix: str,
+    strict: bool,
+    missing_keys: list[str],
+    unexpected_keys: list[str],
+) -> None:
+    from mininn.nn.modules.module import Module
+
+    extra_state_key = prefix + EXTRA_STATE_KEY_SUFFIX
+    if type(module).set_extra_state is not Module.set_extra_state:
+        if extra_state_key in state_dict:
+            stage(SetExtraState(module, state_dict[extra_state_key]))
+        elif strict:
+            missing_keys.append(extra_state_key)
+    elif strict and extra_state_key in state_dict:
+        unexpected_keys.append(extra_state_key)
+
+
+# ---- Module.load_state_dict --------------------------------------------------------------
+
+
+def load_into(
+    module: Module, state_dict: Mapping[str, Any], strict: bool, assign: bool
+) -> _IncompatibleKeys:
+    """torch's ``load_state_dict``, applying the staged copies only if nothing failed."""
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+    missing: list[str] = []
+    unexpected: list[str] = []
+    error_msgs: list[str] = []
+    metadata = getattr(state_dict, "_metadata", None)
+    state_dict = OrderedDict(state_dict)
+    if metadata is not None:
+        state_dict._metadata = metadata  # type: ignore[attr-defined]
+    post_order: list[Module] = []
+    with StagedLoad() as actions:
+        _load_tree(module, state_dict, "", metadata, assign, (missing, unexpected, error_msgs), post_order)
+    name = module.__class__.__name__
+    message = error_message(name, missing, unexpected, error_msgs, strict)
+    has_post_hooks = any(m._load_state_dict_post_hooks for m in post_order)
+    if error_msgs or (message is not None and not has_post_hooks):
+        raise RuntimeError(message)
+    # Post-hooks may still turn this into a failure (strict keys, a bad return): keep an undo.
+    apply_all(actions, keep_undo=has_post_hooks)
+    try:
+        _run_load_post_hooks(post_order, _IncompatibleKeys(missing, unexpected))
+        message = error_message(name, missing, unexpected, error_msgs, strict)
+        if message is not None:
+            raise RuntimeError(message)
+    except BaseException:
+        undo_all(actions)
+        raise
+    return _IncompatibleKeys(missing, unexpected)
+
+
+def _load_tree(
+    module: Module,
+    local_state_dict: dict[str, Any],
+    prefix: str,
+    metadata: Any,
+    assign: bool,
+    lists: tuple[list[str], list[str], list[str]],
+    post_order: list[Module],
+) -> None:
+    """torch's recursive ``load``: each child sees only the keys under its prefix."""
+    local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+    if assign:
+        local_metadata["assign_to_params_buffers"] = assign
+    module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, *lists)
+    for name, child in module._modules.items():
+        if child is not None:
+            child_prefix = prefix + name + "."
+            child_sd = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
+            _load_tree(child, child_sd, child_prefix, metadata, assign, lists, post_order)
+    post_order.append(module)
+
+
+def _run_load_post_hooks(post_order: list[Module], incompatible: _IncompatibleKeys) -> None:
+    """Each module's post-hooks, children before parents as in torch."""
+    for module in post_order:
+        for hook in tuple(module._load_state_dict_post_hooks.values()):
+            if hook(module, incompatible) is not None:
+                raise AssertionError(
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
+                    "to return new values, if incompatible_keys need to be modified, it should be "
+                    "done inplace."
+                )

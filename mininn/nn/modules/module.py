@@ -19,8 +19,6 @@ NumPy arrays as state-dict values.
 
 from __future__ import annotations
 
-import itertools
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -30,6 +28,8 @@ from mininn._backend import array_module, as_device
 from mininn.autograd.grad_mode import no_grad
 from mininn.nn.modules import _state_dict as _sd
 from mininn.nn.modules._hooks import (
+    MIXED_BACKWARD_HOOKS,
+    BoundHook,
     _global_backward_hooks,
     _global_backward_pre_hooks,
     _global_buffer_registration_hooks,
@@ -37,6 +37,7 @@ from mininn.nn.modules._hooks import (
     _global_forward_pre_hooks,
     _global_module_registration_hooks,
     _global_parameter_registration_hooks,
+    add_hook,
     call_with_hooks,
     register_module_backward_hook,
     register_module_buffer_registration_hook,
@@ -48,6 +49,7 @@ from mininn.nn.modules._hooks import (
     register_module_parameter_registration_hook,
 )
 from mininn.nn.modules._state_dict import _IncompatibleKeys
+from mininn.nn.modules._utils import addindent, parse_to, remove_from, typename
 from mininn.nn.parameter import Buffer, Parameter
 from mininn.tensor import Tensor
 from mininn.utils.hooks import RemovableHandle
@@ -66,46 +68,19 @@ __all__ = [
 
 T = TypeVar("T", bound="Module")
 
-_LEGACY_TYPE_NAMES = {
-    "float32": "FloatTensor",
-    "float64": "DoubleTensor",
-    "float16": "HalfTensor",
-    "bfloat16": "BFloat16Tensor",
-    "int64": "LongTensor",
-    "int32": "IntTensor",
-    "int16": "ShortTensor",
-    "int8": "CharTensor",
-    "uint8": "ByteTensor",
-    "bool": "BoolTensor",
-}
-
-
-def typename(obj: Any) -> str:
-    """torch.typename with ``mininn``: ``'mininn.FloatTensor'``, ``'int'``, ``'pkg.mod.Cls'``."""
-    if isinstance(obj, Tensor):
-        name = _LEGACY_TYPE_NAMES.get(obj.dtype.name, obj.dtype.name)
-        return f"mininn.cuda.{name}" if obj.device.type == "cuda" else f"mininn.{name}"
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = type(obj).__module__ or ""
-        qualname = type(obj).__qualname__
-    if module in ("", "builtins"):
-        return qualname
-    return f"{module}.{qualname}"
-
-
-def _addindent(s_: str, num_spaces: int) -> str:
-    lines = s_.split("\n")
-    if len(lines) == 1:
-        return s_
-    first = lines.pop(0)
-    rest = [(num_spaces * " ") + line if line.strip() else "" for line in lines]
-    return first + "\n" + "\n".join(rest)
-
+_HOOK_DICTS = (
+    "_backward_pre_hooks",
+    "_backward_hooks",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_state_dict_hooks",
+    "_state_dict_pre_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
 
 def _forward_unimplemented(self: Module, *input: Any) -> Any:  # noqa: A002
     """The ``forward`` of a Module that defines none."""
@@ -414,7 +389,7 @@ class Module:
         Raises:
             TypeError: ``dtype`` is not a floating-point dtype.
         """
-        device, dtype = _parse_to(args, kwargs)
+        device, dtype = parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -439,12 +414,11 @@ class Module:
         With ``with_kwargs``: ``hook(module, args, kwargs) -> None | (new_args, new_kwargs)``.
         ``prepend`` puts the hook before those already registered.
         """
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
+        handle = add_hook(
+            self._forward_pre_hooks, hook, prepend=prepend, extra=self._forward_pre_hooks_with_kwargs
+        )
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_forward_hook(
@@ -460,69 +434,44 @@ class Module:
         With ``with_kwargs``: ``hook(module, args, kwargs, output)``. ``always_call``
         runs the hook even when ``forward`` (or an earlier hook) raises.
         """
-        handle = RemovableHandle(
-            self._forward_hooks,
-            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
-        )
-        self._forward_hooks[handle.id] = hook
+        extra = [self._forward_hooks_with_kwargs, self._forward_hooks_always_called]
+        handle = add_hook(self._forward_hooks, hook, prepend=prepend, extra=extra)
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
             self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_full_backward_pre_hook(
         self, hook: Callable[..., Any], prepend: bool = False
     ) -> RemovableHandle:
         """``hook(module, grad_output) -> None | new_grad_output`` when output grads are ready."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return add_hook(self._backward_pre_hooks, hook, prepend=prepend)
 
     def register_full_backward_hook(
         self, hook: Callable[..., Any], prepend: bool = False
     ) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None | new_grad_input`` once input grads are ready."""
         if self._is_full_backward_hook is False:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single "
-                "Module. Please use only one of them."
-            )
+            raise RuntimeError(MIXED_BACKWARD_HOOKS)
         self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return add_hook(self._backward_hooks, hook, prepend=prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Deprecated: a hook on the output's ``grad_fn``; use :meth:`register_full_backward_hook`."""
         if self._is_full_backward_hook is True:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single "
-                "Module. Please use only one of them."
-            )
+            raise RuntimeError(MIXED_BACKWARD_HOOKS)
         self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._backward_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, prefix, keep_vars)`` before this module's ``state_dict`` entries."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata) -> None``; edits in place."""
         hook._from_public_api = True  # type: ignore[attr-defined]
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._state_dict_hooks, hook)
 
     def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         if getattr(hook, "_from_public_api", False):
@@ -530,9 +479,7 @@ class Module:
                 "Cannot register the same function as the state dict post hook that was "
                 "previously registered via register_state_dict_post_hook"
             )
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -542,17 +489,11 @@ class Module:
     def _register_load_state_dict_pre_hook(
         self, hook: Callable[..., Any], with_module: bool = False
     ) -> RemovableHandle:
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = (
-            _BoundHook(hook, self) if with_module else hook
-        )
-        return handle
+        return add_hook(self._load_state_dict_pre_hooks, BoundHook(hook, self) if with_module else hook)
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, incompatible_keys) -> None`` after loading; may edit the key lists."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # ---- state_dict ---------------------------------------------------------------------
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
@@ -575,40 +516,7 @@ class Module:
         returns the Parameters themselves). The result carries ``_metadata``:
         ``{module_path: {"version": cls._version}}``.
         """
-        if args:
-            warnings.warn(
-                "Positional args are being deprecated, use kwargs instead. Refer to "
-                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
-                " for details.",
-                FutureWarning,
-                stacklevel=2,
-            )
-            if destination is None:
-                destination = args[0]
-            if len(args) > 1 and prefix == "":
-                prefix = args[1]
-            if len(args) > 2 and keep_vars is False:
-                keep_vars = args[2]
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
-        local_metadata = dict(version=self._version)
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in tuple(self._state_dict_pre_hooks.values()):
-            hook(self, prefix, keep_vars)
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        for hook in tuple(self._state_dict_hooks.values()):
-            hook_result = hook(self, destination, prefix, local_metadata)
-            if not getattr(hook, "_from_public_api", False):
-                if hook_result is not None:
-                    destination = hook_result
-            elif hook_result is not None:
-                raise RuntimeError("state_dict post-hook must return None")
-        return destination
+        return _sd.save_into(self, args, destination, prefix, keep_vars)
 
     def _load_from_state_dict(
         self,
@@ -624,91 +532,21 @@ class Module:
 
         Runs the load pre-hooks, then checks each parameter and persistent buffer
         against ``state_dict[prefix + name]``, appending to ``missing_keys``,
-        ``unexpected_keys`` and ``error_msgs`` as torch does.
+        ``unexpected_keys`` and ``error_msgs`` as torch does. Inside
+        :meth:`load_state_dict` the copies are staged and applied only if the
+        whole load succeeds; called directly, it copies at once.
         """
-        for hook in tuple(self._load_state_dict_pre_hooks.values()):
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-        persistent_buffers = {
-            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
-        }
-        local_state = {
-            k: v
-            for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
-            if v is not None
-        }
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key in state_dict:
-                self._stage_load_one(key, name, param, state_dict[key], assign, error_msgs)
-            elif strict:
-                missing_keys.append(key)
-        self._load_extra_state(state_dict, prefix, strict, missing_keys, unexpected_keys)
-        if strict:
-            extra_state_key = prefix + _sd.EXTRA_STATE_KEY_SUFFIX
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_state_key:
-                    input_name = key[len(prefix) :].split(".", 1)
-                    if len(input_name) > 1:
-                        if input_name[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
-                        unexpected_keys.append(key)
-
-    def _stage_load_one(
-        self, key: str, name: str, param: Tensor, value: Any, assign: bool, error_msgs: list[str]
-    ) -> None:
-        if not _sd.is_tensor_like(value):
-            error_msgs.append(
-                f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                f"object from checkpoint but received {type(value)}"
-            )
-            return
-        in_shape = _sd.shape_of(value)
-        if len(param.shape) == 0 and len(in_shape) == 1 and in_shape[0] == 1:
-            value = _sd.raw(value).reshape(())
-            in_shape = _sd.shape_of(value)
-        if in_shape != param.shape:
-            error_msgs.append(
-                f"size mismatch for {key}: copying a param with shape {in_shape} from checkpoint, "
-                f"the shape in current model is {param.shape}."
-            )
-            return
-        try:
-            if assign:
-                action: _sd._LoadAction = _sd.AssignAttr(self, name, _assigned_value(param, value))
-            else:
-                action = _sd.CopyInto(param, value)
-        except Exception as ex:
-            error_msgs.append(
-                f'While copying the parameter named "{key}", whose dimensions in the model are '
-                f"{param.size()} and whose dimensions in the checkpoint are {in_shape}, an "
-                f"exception occurred : {ex.args}."
-            )
-            return
-        _sd.stage(action)
-
-    def _load_extra_state(
-        self,
-        state_dict: dict[str, Any],
-        prefix: str,
-        strict: bool,
-        missing_keys: list[str],
-        unexpected_keys: list[str],
-    ) -> None:
-        extra_state_key = prefix + _sd.EXTRA_STATE_KEY_SUFFIX
-        if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_state_key in state_dict:
-                _sd.stage(_sd.SetExtraState(self, state_dict[extra_state_key]))
-            elif strict:
-                missing_keys.append(extra_state_key)
-        elif strict and extra_state_key in state_dict:
-            unexpected_keys.append(extra_state_key)
+        _sd.load_own_entries(
+            self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` into this module and its descendants.
+
+        Values are copied in place (same Parameter objects, so an optimizer built
+        earlier keeps working), cast to each parameter's dtype and device.
 
         Args:
             state_dict: name -> Tensor (or NumPy array), e.g. from :meth:`state_dict`.
@@ -725,36 +563,7 @@ class Module:
             RuntimeError: torch's ``Error(s) in loading state_dict for <Class>:`` report.
                 Nothing has been changed when it is raised.
         """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: list[str] = []
-        unexpected_keys: list[str] = []
-        error_msgs: list[str] = []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-        if metadata is not None:
-            state_dict._metadata = metadata  # type: ignore[attr-defined]
-        post_order: list[Module] = []
-        with _sd.StagedLoad() as actions:
-            lists = (missing_keys, unexpected_keys, error_msgs)
-            _load_tree(self, state_dict, "", metadata, assign, lists, post_order)
-        name = self.__class__.__name__
-        message = _sd.error_message(name, missing_keys, unexpected_keys, error_msgs, strict)
-        has_post_hooks = any(m._load_state_dict_post_hooks for m in post_order)
-        if error_msgs or (message is not None and not has_post_hooks):
-            raise RuntimeError(message)
-        keep_undo = strict and has_post_hooks
-        _sd.apply_all(actions, keep_undo)
-        try:
-            _run_load_post_hooks(post_order, _IncompatibleKeys(missing_keys, unexpected_keys))
-            message = _sd.error_message(name, missing_keys, unexpected_keys, error_msgs, strict)
-            if message is not None:
-                raise RuntimeError(message)
-        except BaseException:
-            if keep_undo:
-                _sd.undo_all(actions)
-            raise
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
+        return _sd.load_into(self, state_dict, strict, assign)
 
     # ---- traversal ----------------------------------------------------------------------
     def _named_members(
@@ -897,7 +706,7 @@ class Module:
         if extra_repr:
             extra_lines = extra_repr.split("\n")
         child_lines = [
-            "(" + key + "): " + _addindent(repr(module), 2) for key, module in self._modules.items()
+            "(" + key + "): " + addindent(repr(module), 2) for key, module in self._modules.items()
         ]
         lines = extra_lines + child_lines
         main_str = self._get_name() + "("
@@ -931,7 +740,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            _remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -949,7 +758,7 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            _remove_from(name, d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            remove_from(name, d, self._parameters, self._buffers, self._non_persistent_buffers_set)
             modules[name] = self._run_module_registration_hooks(name, value)
         elif modules is not None and name in modules:
             if value is not None:
@@ -1001,123 +810,10 @@ class Module:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        defaults: dict[str, Callable[[], Any]] = {
-            "_forward_pre_hooks": OrderedDict,
-            "_forward_pre_hooks_with_kwargs": OrderedDict,
-            "_forward_hooks_with_kwargs": OrderedDict,
-            "_forward_hooks_always_called": OrderedDict,
-            "_state_dict_hooks": OrderedDict,
-            "_state_dict_pre_hooks": OrderedDict,
-            "_load_state_dict_pre_hooks": OrderedDict,
-            "_load_state_dict_post_hooks": OrderedDict,
-            "_non_persistent_buffers_set": set,
-            "_is_full_backward_hook": lambda: None,
-            "_backward_pre_hooks": OrderedDict,
-        }
-        for key, make in defaults.items():
+        for key in _HOOK_DICTS:  # pickles from older versions may lack some
             if key not in self.__dict__:
-                object.__setattr__(self, key, make())
-
-
-def _remove_from(name: str, *dicts_or_sets: Any) -> None:
-    for d in dicts_or_sets:
-        if name in d:
-            if isinstance(d, dict):
-                del d[name]
-            else:
-                d.discard(name)
-
-
-class _BoundHook:
-    """A load pre-hook called as ``hook(module, *args)``; holds the module weakly like torch."""
-
-    def __init__(self, hook: Callable[..., Any], module: Module) -> None:
-        import weakref
-
-        self.hook = hook
-        self.module = weakref.ref(module)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        module = self.module()
-        if module is None:
-            raise RuntimeError("You are trying to call the hook of a dead Module!")
-        return self.hook(module, *args, **kwargs)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"hook": self.hook, "module": self.module()}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        import weakref
-
-        if state["module"] is None:
-            raise RuntimeError("You are trying to revive the hook of a dead Module!")
-        self.hook = state["hook"]
-        self.module = weakref.ref(state["module"])
-
-
-def _assigned_value(param: Tensor, value: Any) -> Tensor:
-    """What ``assign=True`` stores: the checkpoint tensor, as a Parameter if ``param`` is one."""
-    tensor = value if isinstance(value, Tensor) else Tensor(value)
-    if isinstance(param, Parameter):
-        if isinstance(tensor, Parameter):
-            tensor.requires_grad_(param.requires_grad)
-            return tensor
-        return Parameter(tensor, requires_grad=param.requires_grad)
-    return tensor
-
-
-def _load_tree(
-    module: Module,
-    local_state_dict: dict[str, Any],
-    prefix: str,
-    metadata: Any,
-    assign: bool,
-    lists: tuple[list[str], list[str], list[str]],
-    post_order: list[Module],
-) -> None:
-    """torch's recursive ``load``: each child sees only the keys under its prefix."""
-    local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-    if assign:
-        local_metadata["assign_to_params_buffers"] = assign
-    module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, *lists)
-    for name, child in module._modules.items():
-        if child is not None:
-            child_prefix = prefix + name + "."
-            child_sd = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
-            _load_tree(child, child_sd, child_prefix, metadata, assign, lists, post_order)
-    post_order.append(module)
-
-
-def _run_load_post_hooks(post_order: list[Module], incompatible: _IncompatibleKeys) -> None:
-    for module in post_order:
-        for hook in tuple(module._load_state_dict_post_hooks.values()):
-            if hook(module, incompatible) is not None:
-                raise AssertionError(
-                    "Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
-                    "to return new values, if incompatible_keys need to be modified, it should be "
-                    "done inplace."
-                )
-
-
-def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """``Module.to``'s arguments -> (device or None, dtype or None)."""
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, _dtype.dtype):
-            dtype = a
-        elif isinstance(a, int) and not isinstance(a, bool):
-            device = f"cuda:{a}"
-        elif isinstance(a, bool) or a is None:
-            continue  # non_blocking, or an explicit None
-        else:
-            device = a
-    return (None if device is None else as_device(device)), (
-        None if dtype is None else _dtype.as_dtype(dtype)
-    )
+                object.__setattr__(self, key, OrderedDict())
+        if "_non_persistent_buffers_set" not in self.__dict__:
+            object.__setattr__(self, "_non_persistent_buffers_set", set())
+        if "_is_full_backward_hook" not in self.__dict__:
+            object.__setattr__(self, "_is_full_backward_hook", None)
