@@ -32,7 +32,7 @@ def detect(source: Source) -> str:
         return _zip_kind(source)
     if prefix.startswith(_LEGACY_TORCH):
         return "pt-legacy"
-    if looks_like_safetensors(prefix, source.size):
+    if looks_like_safetensors(prefix):
         return "safetensors"
     if prefix[0] == 0x80 and len(prefix) > 1 and prefix[1] in _PICKLE_PROTOCOLS:
         return "pt-legacy"  # another pickle: the legacy loader checks the magic number

@@ -63,12 +63,13 @@ class Header:
     data_start: int
 
 
-def looks_like_safetensors(prefix: bytes, size: int) -> bool:
-    """Whether the first bytes of a file of ``size`` bytes look like a safetensors header."""
-    if len(prefix) < 9:
-        return False
-    n = int.from_bytes(prefix[:8], "little")
-    return 2 <= n <= size - 8 and prefix[8:9] == b"{"
+def looks_like_safetensors(prefix: bytes) -> bool:
+    """Whether a file's first bytes look like a safetensors header (length, then JSON's ``{``).
+
+    The length itself is checked by ``read_header``, whose message is more useful than
+    "unrecognized format" for a header that lies about it.
+    """
+    return len(prefix) >= 9 and prefix[8:9] == b"{"
 
 
 def read_header(source: Source) -> Header:
@@ -99,7 +100,7 @@ def save(
     arrays: Mapping[str, np.ndarray], target: str | BinaryIO, metadata: Mapping[str, str] | None
 ) -> None:
     """Write ``arrays`` (a flat mapping) to a path or a binary file object."""
-    flat = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    flat = {name: np.require(a, requirements="C") for name, a in arrays.items()}  # keeps 0-d
     meta = None if metadata is None else dict(metadata)
     try:
         if isinstance(target, str):

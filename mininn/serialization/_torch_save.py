@@ -271,7 +271,7 @@ class _Pickler:
             itemsize = array.itemsize
             offset = (_address(array) - _address(root)) // itemsize
             return storage, offset, tuple(s // itemsize for s in array.strides)
-        copy = np.ascontiguousarray(array)
+        copy = np.require(array, requirements="C")  # unlike ascontiguousarray, keeps 0-d
         storage = self._new_storage(class_name, copy)
         return storage, 0, tuple(s // copy.itemsize for s in copy.strides)
 

@@ -14,6 +14,7 @@ consumes input, so nothing loops.
 
 from __future__ import annotations
 
+import _compat_pickle
 import pickletools
 import struct
 from collections import OrderedDict
@@ -241,8 +242,12 @@ class Unpickler:
         self._push(self._resolve(module, name))
 
     def _resolve(self, module: str, name: str) -> object:
+        key = _compat_pickle.NAME_MAPPING.get((module, name)) or (
+            _compat_pickle.IMPORT_MAPPING.get(module, module),
+            name,
+        )  # Python 2 names, which Python 3 writes at protocol 2: __builtin__.set -> builtins.set
         try:
-            return self._allowed[(module, name)]
+            return self._allowed[key]
         except KeyError:
             raise CheckpointError(
                 f"refused pickle global {module}.{name}: checkpoints may hold only tensors "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -18,7 +19,18 @@ from mininn.serialization._io import Source
 
 __all__ = ["ZIP_ERRORS", "open_zip", "check_sizes", "stored_data_offset"]
 
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError)
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,  # zipfile's "encrypted, password required"
+    OverflowError,
+    struct.error,
+    zlib.error,
+)
 _MAX_DEFLATE_RATIO = 1100  # deflate expands at most ~1032:1; a member claiming more is lying
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, skipped fields, name length, extra length
 
@@ -39,6 +51,8 @@ def open_zip(source: Source, what: str) -> Iterator[zipfile.ZipFile]:
 def check_sizes(info: zipfile.ZipInfo, what: str) -> None:
     """Refuse a member whose declared size is impossible for its compressed bytes (zip bombs)."""
     name, packed, size = info.filename, info.compress_size, info.file_size
+    if info.flag_bits & 0x1:
+        raise CheckpointError(f"{what} member {name!r} is encrypted")
     if info.compress_type == zipfile.ZIP_STORED:
         if packed != size:
             raise CheckpointError(f"{what} member {name!r} is stored but declares {size} bytes in {packed}")
