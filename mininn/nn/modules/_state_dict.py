@@ -46,16 +46,21 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 def is_tensor_like(value: Any) -> bool:
-    """A checkpoint value we can load: a Tensor or an array (NumPy or CuPy)."""
-    return isinstance(value, (Tensor, np.ndarray)) or hasattr(value, "__cuda_array_interface__")
-
-
-def shape_of(value: Any) -> Size:
-    return Size(value._data.shape if isinstance(value, Tensor) else value.shape)
+    """A checkpoint value we can load: a Tensor, or an array or scalar of NumPy (or CuPy)."""
+    return isinstance(value, (Tensor, np.ndarray, np.generic)) or hasattr(value, "__cuda_array_interface__")
 
 
 def raw(value: Any) -> Any:
-    return value._data if isinstance(value, Tensor) else value
+    """The array behind a loadable value."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    return value
+
+
+def shape_of(value: Any) -> Size:
+    return Size(raw(value).shape)
 
 
 class _LoadAction:
@@ -272,7 +277,7 @@ def _stage_one(
 ) -> None:
     if not is_tensor_like(value):
         error_msgs.append(
-            f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+            f'While copying the parameter named "{key}", expected mininn.Tensor or Tensor-like '
             f"object from checkpoint but received {type(value)}"
         )
         return

@@ -7,10 +7,12 @@ A Module keeps its state in three insertion-ordered dicts, ``_parameters``,
 order exactly as in ``torch.nn.Module``.
 
 Messages: every error and warning that torch raises is reproduced character for
-character, except that the package name reads ``mininn`` where torch prints
-``torch`` in a type name: ``mininn.FloatTensor`` for ``torch.FloatTensor``,
-``mininn.nn.Parameter`` for ``torch.nn.Parameter`` and ``mininn.Size([5, 4])``
-(what ``repr(mininn.Size)`` prints) for ``torch.Size([5, 4])``.
+character, with one rule: wherever torch names itself, the text says ``mininn``
+instead (``mininn.FloatTensor`` for ``torch.FloatTensor``, ``mininn.nn.Parameter``
+for ``torch.nn.Parameter``, ``mininn Tensor or None required``, and
+``mininn.Size([5, 4])``, which is what ``repr(mininn.Size)`` prints, for
+``torch.Size([5, 4])``). Links to PyTorch's documentation inside warnings are
+kept as they are, since that is where the shared semantics are documented.
 
 Beyond torch: ``load_state_dict`` checks every key and shape before it copies
 anything, so a failed load leaves the module exactly as it was; it also accepts
@@ -194,7 +196,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
-                "(torch Tensor or None required)"
+                "(mininn Tensor or None required)"
             )
         for hook in tuple(_global_buffer_registration_hooks.values()):
             output = hook(self, name, tensor)
