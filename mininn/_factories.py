@@ -1,5 +1,7 @@
 """Tensor factories: ``tensor``, ``zeros``, ``randn``, ... and the global RNG."""
 
+# ruff: noqa: A002 - torch's argument names (input, min, max) shadow builtins
+
 from __future__ import annotations
 
 import threading
@@ -35,41 +37,81 @@ __all__ = [
     "seed",
     "initial_seed",
     "default_generator",
+    "Generator",
+    "fill_normal_",
+    "fill_uniform_",
+    "fill_bernoulli_",
+    "fill_random_",
+    "fill_exponential_",
 ]
 
 
-class _Generator:
-    """The global random source; ``manual_seed`` makes it reproducible."""
+class Generator:
+    """A random source (NumPy's PCG64); ``manual_seed`` makes it reproducible.
 
-    def __init__(self, seed: int = 0) -> None:
+    The sequences differ from torch's: the same seed gives the same numbers in
+    mininn, not the numbers torch would give.
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
         self._lock = threading.Lock()
-        self.manual_seed(seed)
+        self.device = as_device(device)
+        self.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))
 
-    def manual_seed(self, seed: int) -> _Generator:
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the sequence from ``seed``."""
         self._seed = int(seed)
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
 
     def initial_seed(self) -> int:
+        """The seed the sequence started from."""
         return self._seed
 
+    def seed(self) -> int:
+        """Reseed from fresh entropy and return the new seed."""
+        s = int(np.random.SeedSequence().entropy % (2**63))
+        self.manual_seed(s)
+        return s
 
-default_generator = _Generator(np.random.SeedSequence().entropy % (2**63))
+    def get_state(self) -> dict[str, Any]:
+        """The generator's state (restore it with ``set_state``)."""
+        return self.rng.bit_generator.state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a state from ``get_state``."""
+        self.rng.bit_generator.state = state
 
 
-def manual_seed(seed: int) -> _Generator:
+
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
     """Seed the global generator: the same seed gives the same numbers."""
     return default_generator.manual_seed(seed)
 
 
 def seed() -> int:
-    s = int(np.random.SeedSequence().entropy % (2**63))
-    default_generator.manual_seed(s)
-    return s
+    """Reseed the global generator from fresh entropy and return the seed."""
+    return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The seed of the global generator."""
     return default_generator.initial_seed()
+
+
+def get_rng_state() -> dict[str, Any]:
+    """The global generator's state."""
+    return default_generator.get_state()
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the global generator's state."""
+    default_generator.set_state(state)
 
 
 def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -189,7 +231,7 @@ def linspace(
 
 
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         generator: _Generator | None = None) -> Tensor:
+         generator: Generator | None = None) -> Tensor:
     gen = generator or default_generator
     dt = _float_dtype(dtype)
     with gen._lock:
@@ -198,7 +240,7 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          generator: _Generator | None = None) -> Tensor:
+          generator: Generator | None = None) -> Tensor:
     gen = generator or default_generator
     dt = _float_dtype(dtype)
     with gen._lock:
@@ -207,7 +249,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None,
-            device: Any = None, generator: _Generator | None = None) -> Tensor:
+            device: Any = None, generator: Generator | None = None) -> Tensor:
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     gen = generator or default_generator
@@ -250,3 +292,88 @@ def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad
 def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     s, d, dev = _like(t, dtype, device)
     return randn(s, dtype=d, device=dev, requires_grad=requires_grad)
+
+
+# ---- in-place random fills (Tensor.normal_ and friends, used by nn.init) ----------------
+
+
+def _fill(t: Tensor, sample: Any, generator: Generator | None) -> Tensor:
+    from mininn._functions.inplace import check_leaf, write
+
+    check_leaf(t)
+    gen = generator or default_generator
+    with gen._lock:
+        arr = sample(gen.rng, t._data.shape)
+    return write(t, to_device(np.asarray(arr).astype(t._data.dtype), t.device))
+
+
+def fill_normal_(t: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
+    """Fill ``t`` with samples of N(mean, std**2)."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return _fill(t, lambda rng, s: rng.normal(mean, std, s), generator)
+
+
+def fill_uniform_(t: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
+    """Fill ``t`` with samples of U(a, b)."""
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}"
+        )
+    return _fill(t, lambda rng, s: rng.uniform(a, b, s), generator)
+
+
+def fill_bernoulli_(t: Tensor, p: Any, generator: Generator | None) -> Tensor:
+    """Fill ``t`` with 1 with probability ``p`` (a number or a tensor), else 0."""
+    probs = p._data if isinstance(p, Tensor) else p
+    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _fill(t, lambda rng, s: rng.random(s) < probs, generator)
+
+
+def fill_random_(t: Tensor, low: int, high: int | None, generator: Generator | None) -> Tensor:
+    """Fill ``t`` with integers in ``[low, high)`` (``[0, low)`` when ``high`` is None)."""
+    if high is None:
+        low, high = 0, low
+    return _fill(t, lambda rng, s: rng.integers(low, high, s), generator)
+
+
+def fill_exponential_(t: Tensor, lambd: float, generator: Generator | None) -> Tensor:
+    """Fill ``t`` with samples of Exp(lambd)."""
+    return _fill(t, lambda rng, s: rng.exponential(1 / lambd, s), generator)
+
+
+def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype."""
+    out = Tensor(np.empty_like(input._data))
+    return fill_bernoulli_(out, input if p is None else p, generator)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Sample category indices from the rows of ``input`` (non-negative weights)."""
+    gen = generator or default_generator
+    probs = np.asarray(input._data, dtype=np.float64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    with gen._lock:
+        for i, w in enumerate(rows):
+            out[i] = gen.rng.choice(w.size, size=num_samples, replace=replacement, p=w / w.sum())
+    return Tensor(out.reshape(probs.shape[:-1] + (num_samples,)))
+
+
+def randperm(n: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+             generator: Generator | None = None) -> Tensor:
+    """A random permutation of ``0..n-1``."""
+    gen = generator or default_generator
+    dt = _dtype.int64 if dtype is None else _dtype.as_dtype(dtype)
+    with gen._lock:
+        arr = gen.rng.permutation(n).astype(dt.np)
+    return _finish(arr, device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """The identity matrix (``n`` x ``m``)."""
+    arr = np.eye(n, n if m is None else m, dtype=_float_dtype(dtype).np)
+    return _finish(arr, device, requires_grad)

@@ -1,9 +1,11 @@
 """``Tensor``: an array of the device's array module plus its autograd record.
 
 A Tensor owns ``_data`` (a NumPy array on cpu, a CuPy array on cuda). Ops are
-``Function`` subclasses in ``mininn._functions``; this file binds them to
-torch's method names and holds the autograd-facing state (``requires_grad``,
-``grad``, ``grad_fn``, hooks).
+``Function`` subclasses in ``mininn._functions``; each op family also defines
+the public function (``mininn.sum(x, 1)``) that this class binds as the method
+of the same name (``x.sum(1)``). This file holds what is Tensor-specific: the
+autograd-facing state (``requires_grad``, ``grad``, ``grad_fn``, hooks),
+conversions, operators and printing.
 """
 
 from __future__ import annotations
@@ -16,15 +18,28 @@ import numpy as np
 
 from mininn import _dtype
 from mininn._backend import as_device, device, device_of, to_device
+
+# The op modules reach Tensor through this (partially imported) module at call time.
+from mininn._functions import _util
+from mininn._functions import conversion as C
 from mininn._functions import elementwise as E
+from mininn._functions import indexing as I  # noqa: E741
+from mininn._functions import inplace as IP
+from mininn._functions import join as J
 from mininn._functions import linalg as L
 from mininn._functions import reduction as R
 from mininn._functions import shape as S
-from mininn.autograd.function import Context, Function, run_backward
-from mininn.autograd.grad_mode import _state
+from mininn._functions import softmax as SM
+from mininn._functions import sorting as SO
+from mininn._functions import unary as U
+from mininn.autograd.function import run_backward
 from mininn.utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size"]
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+_FROM_NP = _dtype._FROM_NP
 
 
 class Size(tuple):
@@ -34,76 +49,11 @@ class Size(tuple):
         return f"mininn.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
         n = 1
         for s in self:
             n *= s
         return n
-
-
-class _Cast(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, np_dtype: Any) -> Any:
-        ctx.in_dtype = a.dtype
-        return a.astype(np_dtype)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        return g.astype(ctx.in_dtype), None
-
-
-class _ToDevice(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, dev: device) -> Any:
-        ctx.src = device_of(a)
-        return to_device(a, dev)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        return to_device(g, ctx.src), None
-
-
-class _Clone(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        return a.copy()
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        return g
-
-
-def _as_array_operand(value: Any, like: Tensor) -> Any:
-    """A scalar or array operand for a binary op with ``like``."""
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float) and not like.dtype.is_floating_point:
-        # torch: int tensor op float scalar -> default float dtype
-        return Tensor(np.asarray(value, dtype=_dtype.get_default_dtype().np))
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, np.ndarray):
-        return Tensor(value)
-    raise TypeError(
-        f"unsupported operand type(s): 'Tensor' and '{type(value).__name__}'"
-    )
-
-
-def _promote_int_float(a: Any, b: Any) -> tuple[Any, Any]:
-    """torch promotes int tensor with float tensor to the float tensor's dtype."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        fa, fb = a.dtype.is_floating_point, b.dtype.is_floating_point
-        if fa and not fb:
-            b = b.to(a.dtype)
-        elif fb and not fa:
-            a = a.to(b.dtype)
-    return a, b
-
-
-def _binary(fn: type[Function], a: Any, b: Any) -> Tensor:
-    a, b = _promote_int_float(a, b)
-    return fn.apply(a, b)
 
 
 class Tensor:
@@ -123,8 +73,8 @@ class Tensor:
     __array_priority__ = 1000  # ndarray op Tensor -> Tensor's reflected method
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        if type(data) is not np.ndarray and not hasattr(data, "__cuda_array_interface__"):
-            data = np.asarray(data)
+        if type(data) is not _ndarray and not hasattr(data, "__cuda_array_interface__"):
+            data = _asarray(data)
         self._data = data
         self._requires_grad = False
         self.grad: Tensor | None = None
@@ -142,13 +92,17 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of one dim."""
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[self._wrap_dim(dim)]
+        return self._data.shape[wrap_dim(dim, self._data.ndim)] if self._data.ndim else 1
 
     @property
     def dtype(self) -> _dtype.dtype:
-        return _dtype.from_numpy_dtype(self._data.dtype)
+        try:
+            return _FROM_NP[self._data.dtype]
+        except KeyError:
+            return _dtype.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self) -> device:
@@ -159,13 +113,36 @@ class Tensor:
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dims."""
         return self._data.ndim
 
+    ndimension = dim
+
     def numel(self) -> int:
+        """The number of elements."""
         return int(self._data.size)
 
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return int(self._data.itemsize)
+
+    @property
+    def itemsize(self) -> int:
+        return int(self._data.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one."""
         return self.dtype.is_floating_point
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the array is C-contiguous."""
+        return bool(self._data.flags["C_CONTIGUOUS"])
 
     @property
     def is_leaf(self) -> bool:
@@ -196,6 +173,7 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` and return self."""
         self.requires_grad = requires_grad
         return self
 
@@ -207,14 +185,11 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
-    def _wrap_dim(self, dim: int) -> int:
-        n = max(self._data.ndim, 1)
-        if not -n <= dim < n:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                f"but got {dim})"
-            )
-        return dim % n
+    def _become(self, other: Tensor) -> None:
+        """Take over ``other``'s array and graph position (in-place ops under autograd)."""
+        self._data = other._data
+        self.grad_fn = other.grad_fn
+        self._output_nr = other._output_nr
 
     # ---- autograd -----------------------------------------------------------------
     def backward(
@@ -222,27 +197,20 @@ class Tensor:
         gradient: Tensor | None = None,
         retain_graph: bool | None = None,
         create_graph: bool = False,
+        inputs: Any = None,
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        if create_graph:
+            raise NotImplementedError("create_graph=True (higher-order gradients) is not supported")
         if not self.requires_grad:
             raise RuntimeError(
                 "element 0 of tensors does not require grad and does not have a grad_fn"
             )
-        if gradient is None:
-            if self._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones_like(self._data)
-        else:
-            g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
-            if g.shape != self._data.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {Size(g.shape)} and "
-                    f"output[0] has a shape of {self.shape}."
-                )
+        g = _root_grad(self, gradient, 0)
         run_backward([self], [g], retain_graph=bool(retain_graph))
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
-        """Call ``hook(grad)`` when this tensor's gradient is computed."""
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
         if not self.requires_grad:
             raise RuntimeError(
                 "cannot register a hook on a tensor that doesn't require gradient"
@@ -257,6 +225,8 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on a non-leaf tensor after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
         ref = weakref.ref(self)
@@ -274,21 +244,26 @@ class Tensor:
         return self._retains_grad
 
     def detach(self) -> Tensor:
+        """A tensor sharing the data, cut from the graph."""
         return Tensor(self._data)
 
     def detach_(self) -> Tensor:
+        """Cut this tensor from the graph, in place."""
         self.grad_fn = None
         self._requires_grad = False
         return self
 
     # ---- conversion ---------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        if self.requires_grad:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array sharing memory (cpu tensors that need no grad)."""
+        if self.requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
         if self.device.type != "cpu":
+            if force:
+                return to_device(self._data, as_device("cpu"))
             raise TypeError(
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
@@ -296,9 +271,11 @@ class Tensor:
         return self._data
 
     def tolist(self) -> Any:
+        """The data as (nested) Python lists of numbers."""
         return to_device(self._data, as_device("cpu")).tolist()
 
     def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -309,6 +286,11 @@ class Tensor:
         return float(self.item())
 
     def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -326,29 +308,52 @@ class Tensor:
     def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(J.unbind(self, 0))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr = to_device(self._data, as_device("cpu"))
         return arr if dtype is None else arr.astype(dtype)
 
-    def clone(self) -> Tensor:
-        return _Clone.apply(self)
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild, (to_device(self._data, as_device("cpu")), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        out = type(self).__new__(type(self))
+        Tensor.__init__(out, self._data.copy(), requires_grad=self._requires_grad)
+        if self.grad is not None:
+            out.grad = Tensor(self.grad._data.copy())
+        memo[id(self)] = out
+        return out
+
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        """A copy of the data that stays in the graph."""
+        return C.Clone.apply(self)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``."""
-        dev, dt = _parse_to_args(args, kwargs)
+        dev, dt, copy = _parse_to_args(args, kwargs)
         out = self
         if dt is not None and dt.np != out._data.dtype:
-            out = _Cast.apply(out, dt.np)
+            out = C.Cast.apply(out, dt.np)
         if dev is not None and dev != out.device:
-            out = _ToDevice.apply(out, dev)
+            out = C.ToDevice.apply(out, dev)
+        if copy and out is self:
+            out = C.Clone.apply(self)
         return out
 
     def cpu(self) -> Tensor:
+        """This tensor on the cpu (itself when it is already there)."""
         return self.to("cpu")
 
     def cuda(self, device: int | str | None = None) -> Tensor:
+        """This tensor on a CUDA device (needs CuPy)."""
         if device is None:
             device = "cuda"
         elif isinstance(device, int):
@@ -356,278 +361,428 @@ class Tensor:
         return self.to(device)
 
     def float(self) -> Tensor:
+        """Cast to float32."""
         return self.to(_dtype.float32)
 
     def double(self) -> Tensor:
+        """Cast to float64."""
         return self.to(_dtype.float64)
 
     def half(self) -> Tensor:
+        """Cast to float16."""
         return self.to(_dtype.float16)
 
+    def bfloat16(self) -> Tensor:
+        """Cast to bfloat16 (needs ml_dtypes)."""
+        if _dtype.bfloat16 is None:
+            raise RuntimeError("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)")
+        return self.to(_dtype.bfloat16)
+
     def long(self) -> Tensor:
+        """Cast to int64."""
         return self.to(_dtype.int64)
 
     def int(self) -> Tensor:
+        """Cast to int32."""
         return self.to(_dtype.int32)
 
+    def short(self) -> Tensor:
+        """Cast to int16."""
+        return self.to(_dtype.int16)
+
+    def byte(self) -> Tensor:
+        """Cast to uint8."""
+        return self.to(_dtype.uint8)
+
+    def char(self) -> Tensor:
+        """Cast to int8."""
+        return self.to(_dtype.int8)
+
     def bool(self) -> Tensor:
+        """Cast to bool."""
         return self.to(_dtype.bool)
 
     def type(self, dtype: Any = None) -> Any:
+        """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``."""
         if dtype is None:
-            return f"mininn.{self.dtype.name}"
+            return _util.legacy_type_name(self._data.dtype)
         return self.to(_dtype.as_dtype(dtype))
 
+    def type_as(self, other: Tensor) -> Tensor:
+        """Cast to ``other``'s dtype."""
+        return self.to(other.dtype)
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+        """A new tensor from ``data`` with this tensor's dtype and device by default."""
+        from mininn._factories import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """Zeros with this tensor's dtype and device by default."""
+        return self._new(size, 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """Ones with this tensor's dtype and device by default."""
+        return self._new(size, 1, dtype, device, requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """``fill_value`` everywhere, with this tensor's dtype and device by default."""
+        return self._new((size,), fill_value, dtype, device, requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """An uninitialised tensor with this tensor's dtype and device by default."""
+        return self._new(size, 0, dtype, device, requires_grad)
+
+    def _new(self, size: Any, fill: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+        from mininn._factories import full
+
+        return full(S.shape_args(size), fill, dtype=dtype or self.dtype,
+                    device=device or self.device, requires_grad=requires_grad)
+
+    # ---- random in-place fills (nn.init) --------------------------------------------
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of N(mean, std**2) from the global generator."""
+        from mininn._factories import fill_normal_
+
+        return fill_normal_(self, mean, std, generator)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of U(a, b) from the global generator."""
+        from mininn._factories import fill_uniform_
+
+        return fill_uniform_(self, a, b, generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """Fill with 1 (probability ``p``) or 0 from the global generator."""
+        from mininn._factories import fill_bernoulli_
+
+        return fill_bernoulli_(self, p, generator)
+
+    def random_(self, low: int = 0, high: int | None = None, *, generator: Any = None) -> Tensor:
+        """Fill with integers in ``[low, high)``."""
+        from mininn._factories import fill_random_
+
+        return fill_random_(self, low, high, generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of Exp(lambd)."""
+        from mininn._factories import fill_exponential_
+
+        return fill_exponential_(self, lambd, generator)
+
     # ---- in-place -----------------------------------------------------------------
-    def _check_inplace(self) -> None:
-        if _state.enabled and self.grad_fn is None and self._requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
+    zero_ = IP.zero_
+    fill_ = IP.fill_
+    copy_ = IP.copy_
+    add_ = IP.add_
+    sub_ = IP.sub_
+    mul_ = IP.mul_
+    div_ = IP.div_
+    pow_ = IP.pow_
+    addcmul_ = IP.addcmul_
+    addcdiv_ = IP.addcdiv_
+    lerp_ = IP.lerp_
+    clamp_ = IP.clamp_
+    clip_ = IP.clip_
+    masked_fill_ = IP.masked_fill_
+    sqrt_ = IP.sqrt_
+    exp_ = IP.exp_
+    log_ = IP.log_
+    abs_ = IP.abs_
+    neg_ = IP.neg_
+    relu_ = IP.relu_
+    sigmoid_ = IP.sigmoid_
+    tanh_ = IP.tanh_
+    reciprocal_ = IP.reciprocal_
 
-    def zero_(self) -> Tensor:
-        self._check_inplace()
-        self._data[...] = 0
-        return self
+    def __iadd__(self, other: Any) -> Tensor:
+        return IP.add_(self, other)
 
-    def fill_(self, value: Any) -> Tensor:
-        self._check_inplace()
-        self._data[...] = value._data if isinstance(value, Tensor) else value
-        return self
+    def __isub__(self, other: Any) -> Tensor:
+        return IP.sub_(self, other)
 
-    def copy_(self, src: Tensor) -> Tensor:
-        self._check_inplace()
-        arr = src._data if isinstance(src, Tensor) else np.asarray(src)
-        self._data[...] = to_device(arr, self.device)
-        return self
+    def __imul__(self, other: Any) -> Tensor:
+        return IP.mul_(self, other)
 
-    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        self._check_inplace()
-        o = other._data if isinstance(other, Tensor) else other
-        if alpha != 1:
-            o = o * alpha
-        self._data += o
-        return self
-
-    def mul_(self, other: Any) -> Tensor:
-        self._check_inplace()
-        self._data *= other._data if isinstance(other, Tensor) else other
-        return self
+    def __itruediv__(self, other: Any) -> Tensor:
+        return IP.div_(self, other)
 
     # ---- arithmetic ---------------------------------------------------------------
+    add = E.add
+    sub = E.sub
+    subtract = E.sub
+    mul = E.mul
+    multiply = E.mul
+    div = E.div
+    divide = E.div
+    true_divide = E.true_divide
+    floor_divide = E.floor_divide
+    remainder = E.remainder
+    pow = E.pow
+    neg = E.neg
+    negative = E.neg
+    maximum = E.maximum
+    minimum = E.minimum
+    clamp = E.clamp
+    clip = E.clip
+    masked_fill = E.masked_fill
+    where = E.where
+    matmul = L.matmul
+    mm = L.mm
+    bmm = L.bmm
+    dot = L.dot
+    outer = L.outer
+
     def __add__(self, other: Any) -> Tensor:
-        return _binary(E.Add, self, _as_array_operand(other, self))
+        return E.add(self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _binary(E.Add, _as_array_operand(other, self), self)
+        return E.add(other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _binary(E.Sub, self, _as_array_operand(other, self))
+        return E.sub(self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _binary(E.Sub, _as_array_operand(other, self), self)
+        return E.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _binary(E.Mul, self, _as_array_operand(other, self))
+        return E.mul(self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _binary(E.Mul, _as_array_operand(other, self), self)
+        return E.mul(other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _binary(E.Div, self._true_div_operand(), _as_array_operand(other, self))
+        return E.div(self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _binary(E.Div, _as_array_operand(other, self), self._true_div_operand())
+        return E.div(other, self)
 
-    def _true_div_operand(self) -> Tensor:
-        if self.dtype.is_floating_point:
-            return self
-        return self.to(_dtype.get_default_dtype())
+    def __floordiv__(self, other: Any) -> Tensor:
+        return E.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return E.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return E.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return E.remainder(other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _binary(E.Pow, self, _as_array_operand(other, self))
+        return E.pow(self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _binary(E.Pow, _as_array_operand(other, self), self)
+        return E.pow(other, self)
 
     def __neg__(self) -> Tensor:
-        return E.Neg.apply(self)
+        return E.neg(self)
 
-    def __matmul__(self, other: Tensor) -> Tensor:
-        return L.MatMul.apply(self, other)
+    def __pos__(self) -> Tensor:
+        return self
 
-    def __rmatmul__(self, other: Tensor) -> Tensor:
-        return L.MatMul.apply(_as_array_operand(other, self), self)
+    def __abs__(self) -> Tensor:
+        return U.abs(self)
 
-    def matmul(self, other: Tensor) -> Tensor:
-        return L.MatMul.apply(self, other)
+    def __matmul__(self, other: Any) -> Tensor:
+        return L.matmul(self, other)
 
-    add = __add__
-    sub = __sub__
-    mul = __mul__
-    div = __truediv__
-    pow = __pow__
-    neg = __neg__
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return L.matmul(Tensor(_asarray(other)), self)
 
-    # ---- comparisons (no grad) ----------------------------------------------------
-    def _compare(self, other: Any, op: Callable[[Any, Any], Any]) -> Tensor:
-        o = other._data if isinstance(other, Tensor) else other
-        return Tensor(np.asarray(op(self._data, o)))
+    def __invert__(self) -> Tensor:
+        return E.bitwise_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return E.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return E.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return E.bitwise_xor(self, other)
+
+    __rand__ = __and__
+    __ror__ = __or__
+    __rxor__ = __xor__
+
+    # ---- comparisons and logic (no grad) -----------------------------------------------
+    eq = E.eq
+    ne = E.ne
+    lt = E.lt
+    le = E.le
+    gt = E.gt
+    ge = E.ge
+    greater = E.gt
+    greater_equal = E.ge
+    less = E.lt
+    less_equal = E.le
+    not_equal = E.ne
+    logical_and = E.logical_and
+    logical_or = E.logical_or
+    logical_xor = E.logical_xor
+    logical_not = E.logical_not
+    isfinite = E.isfinite
+    isnan = E.isnan
+    isinf = E.isinf
+    allclose = E.allclose
+    isclose = E.isclose
+    equal = E.equal
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, np.equal)
+        return E.eq(self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, np.not_equal)
+        return E.ne(self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return self._compare(other, np.less)
+        return E.lt(self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return self._compare(other, np.less_equal)
+        return E.le(self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return self._compare(other, np.greater)
+        return E.gt(self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return self._compare(other, np.greater_equal)
+        return E.ge(self, other)
 
     __hash__ = object.__hash__
 
     # ---- unary math ---------------------------------------------------------------
-    def exp(self) -> Tensor:
-        return E.Exp.apply(self)
-
-    def log(self) -> Tensor:
-        return E.Log.apply(self)
-
-    def tanh(self) -> Tensor:
-        return E.Tanh.apply(self)
-
-    def sigmoid(self) -> Tensor:
-        return E.Sigmoid.apply(self)
-
-    def relu(self) -> Tensor:
-        return E.Relu.apply(self)
+    exp = U.exp
+    expm1 = U.expm1
+    log = U.log
+    log1p = U.log1p
+    sqrt = U.sqrt
+    rsqrt = U.rsqrt
+    reciprocal = U.reciprocal
+    tanh = U.tanh
+    sigmoid = U.sigmoid
+    relu = U.relu
+    abs = U.abs
+    absolute = U.abs
+    sin = U.sin
+    cos = U.cos
+    square = U.square
+    erf = U.erf
+    sign = U.sign
+    floor = U.floor
+    ceil = U.ceil
+    trunc = U.trunc
+    round = U.round
+    softmax = SM.softmax
+    log_softmax = SM.log_softmax
 
     # ---- reductions ---------------------------------------------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-        x = self if dtype is None else self.to(_dtype.as_dtype(dtype))
-        if x._data.dtype.kind in "biu" and dtype is None:
-            x = x.to(_dtype.int64)
-        return R.Sum.apply(x, R.normalize_dims(dim, x.ndim), keepdim)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-        x = self if dtype is None else self.to(_dtype.as_dtype(dtype))
-        if not x.dtype.is_floating_point:
-            raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a floating "
-                f"point or complex dtype. Got: {x.dtype.name.capitalize()}"
-            )
-        return R.Mean.apply(x, R.normalize_dims(dim, x.ndim), keepdim)
+    sum = R.sum
+    mean = R.mean
+    prod = R.prod
+    max = R.max
+    min = R.min
+    amax = R.amax
+    amin = R.amin
+    argmax = R.argmax
+    argmin = R.argmin
+    var = R.var
+    std = R.std
+    logsumexp = R.logsumexp
+    all = R.all
+    any = R.any
+    count_nonzero = R.count_nonzero
+    sort = SO.sort
+    argsort = SO.argsort
+    topk = SO.topk
+    cumsum = SO.cumsum
 
     # ---- shape --------------------------------------------------------------------
-    def reshape(self, *shape: Any) -> Tensor:
-        shape = _shape_args(shape)
-        try:
-            return S.Reshape.apply(self, shape)
-        except ValueError:
-            raise RuntimeError(
-                f"shape '{list(shape)}' is invalid for input of size {self._data.size}"
-            ) from None
-
-    def view(self, *shape: Any) -> Tensor:
-        return self.reshape(*shape)
-
-    def permute(self, *dims: Any) -> Tensor:
-        dims = _shape_args(dims)
-        return S.Permute.apply(self, tuple(self._wrap_dim(d) for d in dims))
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        perm = list(range(self.ndim))
-        d0, d1 = self._wrap_dim(dim0), self._wrap_dim(dim1)
-        perm[d0], perm[d1] = perm[d1], perm[d0]
-        return S.Permute.apply(self, tuple(perm))
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802 - torch's name
-        return S.Permute.apply(self, tuple(reversed(range(self.ndim))))
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        if self.ndim == 0:
-            return self.reshape(1)
-        s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
-        shape = self._data.shape
-        return self.reshape(shape[:s] + (-1,) + shape[e + 1 :])
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        n = self.ndim + 1
-        if not -n <= dim < n:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                f"but got {dim})"
-            )
-        d = dim % n
-        shape = self._data.shape
-        return self.reshape(shape[:d] + (1,) + shape[d:])
-
-    def squeeze(self, dim: Any = None) -> Tensor:
-        shape = self._data.shape
-        if dim is None:
-            return self.reshape(tuple(s for s in shape if s != 1))
-        dims = {self._wrap_dim(d) for d in ((dim,) if isinstance(dim, int) else dim)}
-        if self.ndim == 0:
-            return self
-        return self.reshape(tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1)))
-
-    def expand(self, *sizes: Any) -> Tensor:
-        sizes = _shape_args(sizes)
-        lead = len(sizes) - self.ndim
-        shape = tuple(
-            self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes)
-        )
-        return S.Expand.apply(self, shape)
-
-    def contiguous(self) -> Tensor:
-        return self
+    reshape = S.reshape
+    view = S.view
+    view_as = S.view_as
+    reshape_as = S.reshape_as
+    permute = S.permute
+    transpose = S.transpose
+    swapaxes = S.swapaxes
+    t = S.t
+    T = property(S.T)
+    mT = property(lambda self: S.transpose(self, -2, -1))  # noqa: N815 - torch's name
+    flatten = S.flatten
+    unflatten = S.unflatten
+    unsqueeze = S.unsqueeze
+    squeeze = S.squeeze
+    expand = S.expand
+    expand_as = S.expand_as
+    broadcast_to = S.broadcast_to
+    flip = S.flip
+    roll = S.roll
+    repeat = S.repeat
+    tile = S.tile
+    movedim = S.movedim
+    contiguous = S.contiguous
+    split = J.split
+    chunk = J.chunk
+    unbind = J.unbind
+    gather = I.gather
+    index_select = I.index_select
+    masked_select = I.masked_select
+    narrow = I.narrow
+    nonzero = I.nonzero
 
     def __getitem__(self, key: Any) -> Tensor:
-        return S.Index.apply(self, _index_key(key))
+        return I.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        if _state.enabled and self.requires_grad:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
-        self._data[_index_key(key)] = value._data if isinstance(value, Tensor) else value
+        I.setitem(self, key, value)
 
     # ---- printing -----------------------------------------------------------------
     def __repr__(self) -> str:
         return _format(self)
 
-
-def _shape_args(args: tuple[Any, ...]) -> tuple[int, ...]:
-    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        return tuple(int(a) for a in args[0])
-    return tuple(int(a) for a in args)
-
-
-def _index_key(key: Any) -> Any:
-    if isinstance(key, Tensor):
-        return key._data
-    if isinstance(key, tuple):
-        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
-    if isinstance(key, list):
-        return np.asarray(key)
-    return key
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return repr(self) if not spec else object.__format__(self, spec)
 
 
-def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def _root_grad(t: Tensor, gradient: Any, i: int) -> Any:
+    """The gradient that seeds backward from ``t`` (implicit 1 for a scalar)."""
+    if gradient is None:
+        if t._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                "grad can be implicitly created only for real scalar outputs but got "
+                f"{_util.torch_type_name(t._data.dtype)}"
+            )
+        return np.ones_like(t._data)
+    g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
+    if g.shape != t._data.shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+            f"output[{i}] has a shape of {t.shape}."
+        )
+    return g.astype(t._data.dtype, copy=False)
+
+
+def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
     dev = kwargs.pop("device", None)
     dt = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
+    copy = bool(kwargs.pop("copy", False))
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
         if isinstance(a, Tensor):
             dev, dt = a.device, a.dtype
@@ -638,27 +793,23 @@ def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, 
                 dt = _dtype.as_dtype(a)
             else:
                 dev = a
+        elif isinstance(a, bool):
+            continue  # non_blocking / copy positional flags
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    return (None if dev is None else as_device(dev)), (
-        None if dt is None else _dtype.as_dtype(dt)
+    return (
+        None if dev is None else as_device(dev),
+        None if dt is None else _dtype.as_dtype(dt),
+        copy,
     )
 
 
 def _format(t: Tensor) -> str:
-    arr = to_device(t._data, as_device("cpu"))
-    body = np.array2string(
-        arr, separator=", ", prefix="tensor(", precision=4, floatmode="maxprec_equal"
-    )
-    extras = []
-    if t.device.type != "cpu":
-        extras.append(f"device='{t.device}'")
-    default = _dtype.get_default_dtype()
-    if t.dtype not in (default, _dtype.int64, _dtype.bool) or arr.size == 0:
-        if not (arr.size == 0 and t.dtype == default):
-            extras.append(f"dtype={t.dtype}")
-    if t.grad_fn is not None:
-        extras.append(f"grad_fn={t.grad_fn.name()}")
-    elif t._requires_grad:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    from mininn._functions.printing import format_tensor
+
+    return format_tensor(t)
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    return _util.wrap_dim(dim, ndim)
+

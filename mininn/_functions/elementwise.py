@@ -1,4 +1,12 @@
-"""Elementwise ops with broadcasting: arithmetic and unary math."""
+"""Binary elementwise ops with broadcasting and torch's type promotion.
+
+Each public function here is both ``mininn.<name>(input, other)`` and the
+``Tensor.<name>`` method. Operands are coerced first (``coerce``): Python
+scalars only lift the category (int tensor + 2.5 -> default float), tensors
+promote by torch's rules, then NumPy computes on same-dtype arrays.
+"""
+
+# ruff: noqa: A001, A002 - torch's names (input, min, max, sum) shadow builtins
 
 from __future__ import annotations
 
@@ -6,12 +14,85 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import unbroadcast
+from mininn import _dtype
+from mininn._functions._util import (
+    _FLOAT,
+    broadcast_error,
+    category,
+    promote_arrays,
+    scalar_result_dtype,
+    tensor_module,
+    torch_type_name,
+    unbroadcast,
+)
+from mininn._functions.conversion import cast
 from mininn.autograd.function import Context, Function
 
+_t = tensor_module()  # mininn.tensor, which imports this module
 
-def _shape(x: Any) -> tuple[int, ...]:
-    return x.shape if hasattr(x, "shape") else ()
+_SCALARS = (bool, int, float)
+
+
+def _scalar(value: Any) -> Any:
+    tp = type(value)
+    if tp is float or tp is int or tp is bool:
+        return value
+    if isinstance(value, (np.generic, *_SCALARS)):
+        return value.item() if isinstance(value, np.generic) else value
+    return None
+
+
+def coerce(input: Any, other: Any) -> tuple[Any, Any]:
+    """Both operands ready for NumPy: tensors of one dtype, or a tensor and a Python scalar."""
+    tensor_cls = _t.Tensor
+    if isinstance(input, tensor_cls) and isinstance(other, tensor_cls):
+        a, b = input._data, other._data
+        if a.dtype == b.dtype:
+            return input, other
+        dt = promote_arrays(a, b, a.ndim > 0, b.ndim > 0)
+        return cast(input, dt), cast(other, dt)
+    if isinstance(input, tensor_cls):
+        return _with_scalar(input, other, False)
+    if isinstance(other, tensor_cls):
+        s, t = _with_scalar(other, input, True)
+        return s, t
+    raise TypeError(
+        f"expected a Tensor operand, got '{type(input).__name__}' and '{type(other).__name__}'"
+    )
+
+
+def _with_scalar(t: Any, value: Any, reflected: bool) -> tuple[Any, Any]:
+    s = _scalar(value)
+    if s is None:
+        if isinstance(value, (np.ndarray, list, tuple)):
+            other = _t.Tensor(np.asarray(value))
+            return coerce(other, t) if reflected else coerce(t, other)
+        raise TypeError(
+            f"unsupported operand type(s): 'Tensor' and '{type(value).__name__}'"
+        )
+    dt = scalar_result_dtype(t._data.dtype, s)
+    if dt != t._data.dtype:
+        t = cast(t, dt)
+    return (s, t) if reflected else (t, s)
+
+
+def apply_binary(fn: type[Function], a: Any, b: Any) -> Any:
+    """``fn.apply(a, b)`` with torch's message when the shapes do not broadcast."""
+    try:
+        return fn.apply(a, b)
+    except ValueError as err:
+        if "broadcast" not in str(err):
+            raise
+        raise broadcast_error(np.shape(_raw(a)), np.shape(_raw(b))) from None
+
+
+def _shape(x: Any) -> tuple[int, ...] | None:
+    """The shape of an array operand; None for a Python scalar (no gradient)."""
+    return getattr(x, "shape", None)
+
+
+def _reduce(g: Any, shape: tuple[int, ...] | None) -> Any:
+    return None if shape is None else unbroadcast(g, shape)
 
 
 class Add(Function):
@@ -23,7 +104,7 @@ class Add(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         sa, sb = ctx.shapes
-        return unbroadcast(g, sa), unbroadcast(g, sb)
+        return _reduce(g, sa), _reduce(g, sb)
 
 
 class Sub(Function):
@@ -35,7 +116,7 @@ class Sub(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         sa, sb = ctx.shapes
-        return unbroadcast(g, sa), unbroadcast(-g, sb)
+        return _reduce(g, sa), (None if sb is None else unbroadcast(-g, sb))
 
 
 class Mul(Function):
@@ -47,7 +128,10 @@ class Mul(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
-        return unbroadcast(g * b, _shape(a)), unbroadcast(g * a, _shape(b))
+        need_a, need_b = ctx.needs_input_grad
+        ga = unbroadcast(g * b, a.shape) if need_a else None
+        gb = unbroadcast(g * a, b.shape) if need_b else None
+        return ga, gb
 
 
 class Div(Function):
@@ -59,8 +143,9 @@ class Div(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
-        ga = unbroadcast(g / b, _shape(a))
-        gb = unbroadcast(-g * a / (b * b), _shape(b))
+        need_a, need_b = ctx.needs_input_grad
+        ga = unbroadcast(g / b, a.shape) if need_a else None
+        gb = unbroadcast(-g * a / (b * b), b.shape) if need_b else None
         return ga, gb
 
 
@@ -84,75 +169,420 @@ class Pow(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b, out = ctx.saved_tensors
-        ga = unbroadcast(g * b * a ** (b - 1), _shape(a))
-        gb = None
-        if hasattr(b, "shape"):
+        need_a, need_b = ctx.needs_input_grad
+        ga = gb = None
+        if need_a:
+            # torch: d/da a**b = b * a**(b-1), and 0 where b == 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
-            gb = unbroadcast(g * out * logs, _shape(b))
+                ga = np.where(b == 0, 0, g * b * a ** (b - 1)).astype(g.dtype, copy=False)
+            ga = unbroadcast(ga, _shape(a))
+        if need_b:
+            # torch: d/db a**b = a**b * log(a), and 0 where a == 0 and b >= 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = g * out * np.log(a)
+                gb = np.where((a == 0) & (b >= 0), 0, gb).astype(g.dtype, copy=False)
+            gb = unbroadcast(gb, _shape(b))
         return ga, gb
 
 
-class Exp(Function):
+class Remainder(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.exp(a)
-        ctx.save_for_backward(out)
-        return out
+    def forward(ctx: Context, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a, b)
+        return np.remainder(a, b)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * out
+        a, b = ctx.saved_tensors
+        ga = _reduce(g, _shape(a))
+        gb = None
+        if _shape(b) is not None:
+            gb = unbroadcast(-g * np.floor_divide(a, b), b.shape)
+        return ga, gb
 
 
-class Log(Function):
+class Maximum(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
+    def forward(ctx: Context, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a, b)
+        return np.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        a, b = ctx.saved_tensors
+        return _split_by_mask(g, a > b, a == b, a.shape, b.shape)
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a, b)
+        return np.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        a, b = ctx.saved_tensors
+        return _split_by_mask(g, a < b, a == b, a.shape, b.shape)
+
+
+def _split_by_mask(g: Any, a_wins: Any, tie: Any, sa: tuple[int, ...], sb: tuple[int, ...]) -> Any:
+    """torch's max/min rule: the winner takes the gradient, a tie splits it in half."""
+    wa = a_wins + 0.5 * tie
+    wa = wa.astype(g.dtype, copy=False)
+    return unbroadcast(g * wa, sa), unbroadcast(g * (1 - wa), sb)
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx: Context, cond: Any, a: Any, b: Any) -> Any:
+        ctx.meta = (cond, _shape(a), _shape(b))
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        cond, sa, sb = ctx.meta
+        zero = np.zeros((), dtype=g.dtype)
+        ga = None if sa is None else unbroadcast(np.where(cond, g, zero), sa)
+        gb = None if sb is None else unbroadcast(np.where(cond, zero, g), sb)
+        return None, ga, gb
+
+
+class Clamp(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> Any:
+        out = np.clip(a, lo, hi)
+        if lo is not None and hi is not None and lo > hi:
+            out = np.full_like(a, hi)  # torch: min > max gives max everywhere
         ctx.save_for_backward(a)
-        return np.log(a)
+        ctx.bounds = (lo, hi)
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
-        return g / a
+        lo, hi = ctx.bounds
+        keep = np.ones(a.shape, dtype=bool)
+        if lo is not None:
+            keep &= a >= lo
+        if hi is not None:
+            keep &= a <= hi
+        return g * keep, None, None
 
 
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.tanh(a)
-        ctx.save_for_backward(out)
+# ---- public functions (also bound as Tensor methods) -------------------------------------
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """``input + alpha * other`` with broadcasting."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    a, b = coerce(input, other)
+    return apply_binary(Add, a, b)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """``input - alpha * other`` with broadcasting."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    a, b = coerce(input, other)
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return apply_binary(Sub, a, b)
+
+
+def _is_bool(x: Any) -> bool:
+    if isinstance(x, _t.Tensor):
+        return x._data.dtype.kind == "b"
+    return type(x) is bool
+
+
+def mul(input: Any, other: Any) -> Any:
+    """``input * other`` with broadcasting."""
+    a, b = coerce(input, other)
+    return apply_binary(Mul, a, b)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        q = div(input, other)
+        out = _t.Tensor(np.trunc(q._data))
+        a, b = coerce(input, other)
+        dt = a._data.dtype if isinstance(a, _t.Tensor) else b._data.dtype
+        return _t.Tensor(out._data.astype(dt)) if category(dt) < _FLOAT else out
+    if rounding_mode is not None:
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    a, b = coerce(input, other)
+    a, b = _to_float(a), _to_float(b)
+    return apply_binary(Div, a, b)
+
+
+true_divide = div
+
+
+def _to_float(x: Any) -> Any:
+    if isinstance(x, _t.Tensor) and category(x._data.dtype) < _FLOAT:
+        return cast(x, _dtype.get_default_dtype().np)
+    return x
+
+
+def floor_divide(input: Any, other: Any) -> Any:
+    """``input // other`` (rounds toward negative infinity, like Python and torch)."""
+    a, b = coerce(input, other)
+    _check_int_zero_division(a, b)
+    ra = a._data if isinstance(a, _t.Tensor) else a
+    rb = b._data if isinstance(b, _t.Tensor) else b
+    return _t.Tensor(np.asarray(np.floor_divide(ra, rb)))
+
+
+def _check_int_zero_division(a: Any, b: Any) -> None:
+    """torch raises on integer division by zero where NumPy warns and gives 0."""
+    dt = a._data.dtype if isinstance(a, _t.Tensor) else b._data.dtype
+    if category(dt) < _FLOAT and np.any(_raw(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def remainder(input: Any, other: Any) -> Any:
+    """Python's ``%``: the result has the sign of ``other``."""
+    a, b = coerce(input, other)
+    _check_int_zero_division(a, b)
+    return apply_binary(Remainder, a, b)
+
+
+def pow(input: Any, exponent: Any) -> Any:  # noqa: A001 - torch's name
+    """``input ** exponent`` with broadcasting."""
+    a, b = coerce(input, exponent)
+    ra = a._data if isinstance(a, _t.Tensor) else np.asarray(a)
+    rb = b._data if isinstance(b, _t.Tensor) else np.asarray(b)
+    if ra.dtype.kind in "iu" and rb.dtype.kind in "iu" and np.any(rb < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return apply_binary(Pow, a, b)
+
+
+def neg(input: Any) -> Any:
+    """``-input``."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return Neg.apply(input)
+
+
+def maximum(input: Any, other: Any) -> Any:
+    """Elementwise maximum; a tie splits the gradient in half, as in torch."""
+    a, b = coerce(input, other)
+    return apply_binary(Maximum, *_both_tensors(a, b))
+
+
+def minimum(input: Any, other: Any) -> Any:
+    """Elementwise minimum; a tie splits the gradient in half, as in torch."""
+    a, b = coerce(input, other)
+    return apply_binary(Minimum, *_both_tensors(a, b))
+
+
+def _both_tensors(a: Any, b: Any) -> tuple[Any, Any]:
+    tensor_cls = _t.Tensor
+    if not isinstance(a, tensor_cls):
+        a = tensor_cls(np.asarray(a, dtype=b._data.dtype))
+    if not isinstance(b, tensor_cls):
+        b = tensor_cls(np.asarray(b, dtype=a._data.dtype))
+    return a, b
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    """``input`` where ``condition`` holds, else ``other``; ``where(cond)`` is ``nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        from mininn._functions.indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if condition._data.dtype.kind != "b":
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{torch_type_name(condition._data.dtype)}"
+        )
+    if not isinstance(input, _t.Tensor) and not isinstance(other, _t.Tensor):
+        input = _t.Tensor(np.asarray(input, dtype=_scalar_dtype(input)))
+    a, b = coerce(input, other)
+    return Where.apply(condition._data, a, b)
+
+
+def _scalar_dtype(value: Any) -> np.dtype:
+    if type(value) is float:
+        return _dtype.get_default_dtype().np
+    return np.asarray(value).dtype
+
+
+def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - torch's names
+    """Limit values to ``[min, max]``; the gradient passes where ``min <= x <= max``."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, _t.Tensor) or isinstance(max, _t.Tensor):
+        out = input
+        if min is not None:
+            out = where(_t.Tensor(out._data < _raw(min)), min, out)
+        if max is not None:
+            out = where(_t.Tensor(out._data > _raw(max)), max, out)
         return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (1 - out * out)
-
-
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = 0.5 * (np.tanh(0.5 * a) + 1)  # stable for large |a|
-        out = out.astype(a.dtype, copy=False)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * out * (1 - out)
+    for bound in (min, max):
+        if bound is not None:
+            input, _ = _with_scalar(input, bound, False)
+    return Clamp.apply(input, _scalar(min), _scalar(max))
 
 
-class Relu(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.maximum(a, 0)
-        ctx.save_for_backward(out)
-        return out
+clip = clamp
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (out > 0)
+
+def _raw(x: Any) -> Any:
+    return x._data if isinstance(x, _t.Tensor) else x
+
+
+def masked_fill(input: Any, mask: Any, value: Any) -> Any:
+    """``value`` where ``mask`` is True; ``value`` may be a scalar or a 0-d tensor."""
+    if mask._data.dtype.kind != "b":
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_dtype.from_numpy_dtype(mask._data.dtype).name}"
+        )
+    if isinstance(value, _t.Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
+        return Where.apply(mask._data, cast(value, input._data.dtype), input)
+    fill = np.asarray(value, dtype=input._data.dtype)
+    return Where.apply(mask._data, fill, input)
+
+
+# ---- comparisons and logic (no gradient) --------------------------------------------------
+
+
+def _compare(input: Any, other: Any, op: Any) -> Any:
+    a = input._data
+    if isinstance(other, _t.Tensor):
+        b = other._data
+        if type(b) is not type(a):
+            from mininn.autograd.function import _check_same_device
+
+            _check_same_device([input, other])
+    else:
+        b = other
+    return _t.Tensor(np.asarray(op(a, b)))
+
+
+def eq(input: Any, other: Any) -> Any:
+    """Elementwise ``==`` as a bool tensor."""
+    return _compare(input, other, np.equal)
+
+
+def ne(input: Any, other: Any) -> Any:
+    """Elementwise ``!=`` as a bool tensor."""
+    return _compare(input, other, np.not_equal)
+
+
+def lt(input: Any, other: Any) -> Any:
+    """Elementwise ``<`` as a bool tensor."""
+    return _compare(input, other, np.less)
+
+
+def le(input: Any, other: Any) -> Any:
+    """Elementwise ``<=`` as a bool tensor."""
+    return _compare(input, other, np.less_equal)
+
+
+def gt(input: Any, other: Any) -> Any:
+    """Elementwise ``>`` as a bool tensor."""
+    return _compare(input, other, np.greater)
+
+
+def ge(input: Any, other: Any) -> Any:
+    """Elementwise ``>=`` as a bool tensor."""
+    return _compare(input, other, np.greater_equal)
+
+
+def logical_and(input: Any, other: Any) -> Any:
+    """Elementwise logical and, as a bool tensor."""
+    return _compare(input, other, np.logical_and)
+
+
+def logical_or(input: Any, other: Any) -> Any:
+    """Elementwise logical or, as a bool tensor."""
+    return _compare(input, other, np.logical_or)
+
+
+def logical_xor(input: Any, other: Any) -> Any:
+    """Elementwise logical xor, as a bool tensor."""
+    return _compare(input, other, np.logical_xor)
+
+
+def logical_not(input: Any) -> Any:
+    """Elementwise logical not, as a bool tensor."""
+    return _t.Tensor(np.logical_not(input._data))
+
+
+def bitwise_not(input: Any) -> Any:
+    """``~input``: logical not for bool tensors, bitwise not for integers."""
+    if input._data.dtype.kind == "f" or category(input._data.dtype) == _FLOAT:
+        raise TypeError(
+            f"bitwise_not_cpu not implemented for '{torch_type_name(input._data.dtype)}'"
+        )
+    return _t.Tensor(np.invert(input._data))
+
+
+def _bitwise(op: Any, name: str) -> Any:
+    def fn(input: Any, other: Any) -> Any:
+        a, b = coerce(input, other)
+        for x in (a, b):
+            if isinstance(x, _t.Tensor) and category(x._data.dtype) == _FLOAT:
+                raise RuntimeError(
+                    f"\"{name}_cpu\" not implemented for '{torch_type_name(x._data.dtype)}'"
+                )
+        return _t.Tensor(np.asarray(op(_raw(a), _raw(b))))
+
+    return fn
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def isfinite(input: Any) -> Any:
+    """True where the value is neither inf nor nan."""
+    return _t.Tensor(np.isfinite(input._data))
+
+
+def isnan(input: Any) -> Any:
+    """True where the value is nan."""
+    return _t.Tensor(np.isnan(input._data))
+
+
+def isinf(input: Any) -> Any:
+    """True where the value is +inf or -inf."""
+    return _t.Tensor(np.isinf(input._data))
+
+
+def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether ``|input - other| <= atol + rtol * |other|`` everywhere."""
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Any:
+    """Elementwise ``allclose``, as a bool tensor."""
+    return _t.Tensor(np.isclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input: Any, other: Any) -> bool:
+    """True when both tensors have the same shape and elements."""
+    return input._data.shape == other._data.shape and bool(np.all(input._data == other._data))

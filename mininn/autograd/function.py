@@ -30,14 +30,19 @@ gradients. Keyword arguments are never differentiated.
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mininn._dtype import _FROM_NP
 from mininn.autograd.grad_mode import _state
 
 if TYPE_CHECKING:
     from mininn.tensor import Tensor
+
+# mininn.tensor imports this module; Tensor is reached through the module object at call time
+_tensor_module = importlib.import_module("mininn.tensor")
 
 __all__ = ["Function", "Context", "Node", "AccumulateGrad", "run_backward"]
 
@@ -55,6 +60,7 @@ class Context:
 
     _saved: tuple[Any, ...] = ()
     _freed: bool = False
+    needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
@@ -224,7 +230,12 @@ def _edge(tensor: Tensor) -> tuple[Node, int] | None:
 
 
 class Function:
-    """An op with ``forward(ctx, *arrays)`` and ``backward(ctx, *grads)`` on raw arrays."""
+    """An op with ``forward(ctx, *arrays)`` and ``backward(ctx, *grads)`` on raw arrays.
+
+    In ``backward``, ``ctx.needs_input_grad[i]`` tells whether positional input ``i``
+    needs a gradient (return None for it otherwise). Outputs that are not floating
+    point (indices, masks) never require grad.
+    """
 
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
@@ -236,64 +247,97 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        from mininn.tensor import Tensor
-
+        tensor_cls = _tensor_module.Tensor
         raw_args: list[Any] = []
-        tensors: list[Tensor] = []
-        layout: list[int] = []
+        needs_grad = False
+        kind: Any = None
         for a in args:
-            if isinstance(a, Tensor):
-                raw_args.append(a._data)
-                tensors.append(a)
-                layout.append(0)
-            elif type(a) in (list, tuple) and a and isinstance(a[0], Tensor):
+            if isinstance(a, tensor_cls):
+                d = a._data
+                if kind is None:
+                    kind = type(d)
+                elif type(d) is not kind:
+                    _raise_mixed_devices(args)
+                if a._requires_grad or a.grad_fn is not None:
+                    needs_grad = True
+                raw_args.append(d)
+            elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], tensor_cls):
+                for t in a:
+                    if kind is None:
+                        kind = type(t._data)
+                    elif type(t._data) is not kind:
+                        _raise_mixed_devices(a)
+                    if t._requires_grad or t.grad_fn is not None:
+                        needs_grad = True
                 raw_args.append([t._data for t in a])
-                tensors.extend(a)
-                layout.append(len(a))
             else:
                 raw_args.append(a)
-                layout.append(-1)
         if kwargs:
-            kwargs = {k: (v._data if isinstance(v, Tensor) else v) for k, v in kwargs.items()}
-        if len(tensors) > 1:
-            _check_same_device(tensors)
+            kwargs = {k: (v._data if isinstance(v, tensor_cls) else v) for k, v in kwargs.items()}
         ctx = Context()
         out = cls.forward(ctx, *raw_args, **kwargs)
-        needs_grad = _state.enabled and any(
-            t._requires_grad or t.grad_fn is not None for t in tensors
-        )
-        if not needs_grad:
-            if type(out) is tuple:
-                return tuple(Tensor(o) for o in out)
-            return Tensor(out)
-        edges = tuple(_edge(t) for t in tensors)
+        if needs_grad and _state.enabled:
+            return _record(cls, ctx, args, out)
         if type(out) is tuple:
-            meta = tuple((o.shape, o.dtype) for o in out)
-            node = Node(cls, ctx, edges, tuple(layout), meta)
-            results = []
-            for i, o in enumerate(out):
-                t = Tensor(o)
-                t.grad_fn = node
-                t._output_nr = i
-                results.append(t)
-            return tuple(results)
-        node = Node(cls, ctx, edges, tuple(layout), ((out.shape, out.dtype),))
-        result = Tensor(out)
-        result.grad_fn = node
-        return result
+            return tuple(tensor_cls(o) for o in out)
+        return tensor_cls(out)
+
+
+def _record(cls: type[Function], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
+    """Wrap ``out`` in tensors whose ``grad_fn`` is a new Node with edges to ``args``."""
+    tensor_cls = _tensor_module.Tensor
+    edges: list[tuple[Node, int] | None] = []
+    layout: list[int] = []
+    needs: list[bool] = []
+    for a in args:
+        if isinstance(a, tensor_cls):
+            edge = _edge(a)
+            edges.append(edge)
+            layout.append(0)
+            needs.append(edge is not None)
+        elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], tensor_cls):
+            sub = [_edge(t) for t in a]
+            edges.extend(sub)
+            layout.append(len(a))
+            needs.append(any(e is not None for e in sub))
+        else:
+            layout.append(-1)
+            needs.append(False)
+    ctx.needs_input_grad = tuple(needs)
+    outs = out if type(out) is tuple else (out,)
+    node = Node(cls, ctx, tuple(edges), tuple(layout), tuple((o.shape, o.dtype) for o in outs))
+    results = []
+    for i, o in enumerate(outs):
+        t = tensor_cls(o)
+        if _differentiable(t._data.dtype):
+            t.grad_fn = node
+            t._output_nr = i
+        results.append(t)
+    return tuple(results) if type(out) is tuple else results[0]
+
+
+def _differentiable(np_dtype: Any) -> bool:
+    d = _FROM_NP.get(np_dtype)
+    return d is not None and d.is_floating_point
+
+
+def _raise_mixed_devices(tensors: Sequence[Any]) -> None:
+    from mininn._backend import device_of
+
+    tensor_cls = _tensor_module.Tensor
+    devs = sorted(
+        {str(device_of(t._data)) for t in tensors if isinstance(t, tensor_cls)}, reverse=True
+    )
+    raise RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{devs[0]} and {devs[1]}!"
+    )
 
 
 def _check_same_device(tensors: Sequence[Tensor]) -> None:
     first = type(tensors[0]._data)
-    for t in tensors:
-        if type(t._data) is not first:
-            from mininn._backend import device_of
-
-            devs = sorted({str(device_of(x._data)) for x in tensors}, reverse=True)
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two "
-                f"devices, {devs[0]} and {devs[1]}!"
-            )
+    if any(type(t._data) is not first for t in tensors):
+        _raise_mixed_devices(tensors)
 
 
 def _collect(roots: Sequence[Node]) -> dict[Node, int]:

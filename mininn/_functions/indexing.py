@@ -1,0 +1,229 @@
+"""Indexing: ``t[key]`` (basic and advanced, with gradients), ``t[key] = v``,
+gather, index_select, masked_select, narrow and nonzero.
+"""
+
+# ruff: noqa: A002 - torch's argument names (input, min, max) shadow builtins
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mininn._functions._util import tensor_module, unbroadcast, wrap_dim
+from mininn.autograd.function import Context, Function
+
+_t = tensor_module()  # mininn.tensor, which imports this module
+
+
+def index_key(key: Any) -> Any:
+    """``key`` with Tensors and lists turned into arrays, as NumPy indexes."""
+    if isinstance(key, _t.Tensor):
+        return _check_index_array(key._data)
+    if isinstance(key, tuple):
+        return tuple(index_key(k) if isinstance(k, (_t.Tensor, list)) else k for k in key)
+    if isinstance(key, list):
+        if any(isinstance(k, (_t.Tensor, slice, type(None), type(Ellipsis))) for k in key):
+            return index_key(tuple(key))
+        return _check_index_array(np.asarray(key, dtype=np.int64 if not key else None))
+    return key
+
+
+def _check_index_array(arr: Any) -> Any:
+    if arr.dtype.kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return arr
+
+
+def _is_advanced(key: Any) -> bool:
+    if isinstance(key, tuple):
+        return any(isinstance(k, np.ndarray) for k in key)
+    return isinstance(key, np.ndarray)
+
+
+def _torch_index_error(err: IndexError) -> IndexError:
+    msg = str(err)
+    if "out of bounds for axis" in msg:
+        return IndexError(msg.replace("for axis", "for dimension"))
+    if msg.startswith("too many indices for array"):
+        dims = msg.split("array is ")[1].split("-dimensional")[0]
+        return IndexError(f"too many indices for tensor of dimension {dims}")
+    return err
+
+
+def _get(a: Any, key: Any) -> Any:
+    try:
+        return a[key]
+    except IndexError as err:
+        raise _torch_index_error(err) from None
+
+
+class Index(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, key: Any) -> Any:
+        ctx.meta = (a.shape, key)
+        return _get(a, key)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        shape, key = ctx.meta
+        out = np.zeros(shape, dtype=g.dtype)
+        if _is_advanced(key):
+            np.add.at(out, key, g)  # repeated indices accumulate
+        else:
+            out[key] = g
+        return out, None
+
+
+class IndexPut(Function):
+    """``a[key] = v`` out of place: the gradient of the overwritten part goes to ``v``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, key: Any, v: Any) -> Any:
+        out = a.copy()
+        try:
+            out[key] = v
+        except IndexError as err:
+            raise _torch_index_error(err) from None
+        ctx.meta = (key, getattr(v, "shape", None))
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        key, v_shape = ctx.meta
+        ga = g.copy()
+        ga[key] = 0
+        gv = None if v_shape is None else unbroadcast(np.asarray(g[key]), v_shape)
+        return ga, None, gv
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, axis: int, index: Any) -> Any:
+        window = tuple(slice(0, n) if i != axis else slice(None) for i, n in enumerate(index.shape))
+        ctx.meta = (a.shape, axis, index)
+        return np.take_along_axis(a[window], index, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        shape, axis, index = ctx.meta
+        out = np.zeros(shape, dtype=g.dtype)
+        coords = list(np.indices(index.shape, sparse=True))
+        coords[axis] = index
+        np.add.at(out, tuple(coords), g)
+        return out, None, None
+
+
+class IndexSelect(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, axis: int, index: Any) -> Any:
+        ctx.meta = (a.shape, axis, index)
+        return np.take(a, index, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        shape, axis, index = ctx.meta
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(out, (slice(None),) * axis + (index,), g)
+        return out, None, None
+
+
+# ---- public functions (also bound as Tensor methods) -------------------------------------
+
+
+def getitem(input: Any, key: Any) -> Any:
+    """``input[key]``: ints, slices, None, Ellipsis, bool masks and integer index tensors."""
+    return Index.apply(input, index_key(key))
+
+
+def setitem(input: Any, key: Any, value: Any) -> None:
+    """``input[key] = value``; recorded by autograd unless ``input`` is a leaf that needs grad."""
+    from mininn.autograd.grad_mode import _state
+
+    key = index_key(key)
+    v = value if isinstance(value, _t.Tensor) else None
+    tracked = _state.enabled and (input.requires_grad or (v is not None and v.requires_grad))
+    if not tracked:
+        raw = v._data if v is not None else value
+        try:
+            input._data[key] = raw
+        except IndexError as err:
+            raise _torch_index_error(err) from None
+        return
+    if input.grad_fn is None and input._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if v is not None and v._data.dtype != input._data.dtype:
+        from mininn._functions.conversion import cast
+
+        v = cast(v, input._data.dtype)
+    out = IndexPut.apply(input, key, v if v is not None else value)
+    input._become(out)
+
+
+def gather(input: Any, dim: int, index: Any) -> Any:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
+    axis = wrap_dim(dim, input._data.ndim)
+    idx = index._data
+    if idx.dtype != np.int64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.ndim != input._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if input._data.ndim == 0:
+        return Index.apply(input, ())
+    return Gather.apply(input, axis, idx)
+
+
+def index_select(input: Any, dim: int, index: Any) -> Any:
+    """The entries of ``input`` along ``dim`` at positions ``index`` (1-D)."""
+    axis = wrap_dim(dim, input._data.ndim)
+    idx = index._data if isinstance(index, _t.Tensor) else np.asarray(index)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype.kind not in "iu":
+        raise IndexError(
+            "index_select(): Expected dtype int32/int64 for index but got: "
+            f"{_t.Tensor(idx).dtype}".replace("mininn.", "").capitalize()
+        )
+    try:
+        return IndexSelect.apply(input, axis, idx.reshape(-1))
+    except IndexError as err:
+        raise _torch_index_error(err) from None
+
+
+def masked_select(input: Any, mask: Any) -> Any:
+    """The elements where ``mask`` is True, as a 1-D tensor (mask broadcasts)."""
+    if mask._data.dtype.kind != "b":
+        raise RuntimeError(
+            f"masked_select: expected BoolTensor for mask, got {_t.Tensor(mask._data).dtype}"
+        )
+    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    from mininn._functions.shape import expand
+
+    x = input if input._data.shape == shape else expand(input, shape)
+    return Index.apply(x, np.broadcast_to(mask._data, shape))
+
+
+def narrow(input: Any, dim: int, start: int, length: int) -> Any:
+    """``length`` entries of ``dim`` from ``start``, sharing memory."""
+    axis = wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[axis]
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or start + length > size or length < 0:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    key = (slice(None),) * axis + (slice(start, start + length),)
+    return Index.apply(input, key)
+
+
+def nonzero(input: Any, *, as_tuple: bool = False) -> Any:
+    """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or one tensor per dim."""
+    a = input._data
+    if as_tuple:
+        if a.ndim == 0:
+            return (_t.Tensor(np.nonzero(a.reshape(1))[0].astype(np.int64)),)
+        return tuple(_t.Tensor(i.astype(np.int64)) for i in np.nonzero(a))
+    return _t.Tensor(np.argwhere(a).astype(np.int64))
