@@ -1,0 +1,61 @@
+"""``python -m app`` / ``mininn-serve``: check the settings, then run uvicorn.
+
+A bad ``MININN_*`` value stops start-up with exit code 2 and one line per bad
+variable on stderr, no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the server with host, port, workers and log level from the settings.
+
+    Returns:
+        The process exit code: 2 for bad settings, else 0 after a clean shutdown.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        sys.stdout.write(_usage())
+        return 0
+    from app.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        sys.stderr.write(f"mininn-serve: invalid configuration\n{exc}\n")
+        return 2
+    import uvicorn
+
+    from app.log import logging_config
+    from app.main import create_app
+
+    common = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "log_config": logging_config(settings.log_level),
+        "timeout_graceful_shutdown": 10,
+    }
+    if settings.workers > 1:
+        uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **common)
+    else:
+        uvicorn.run(create_app(settings), **common)
+    return 0
+
+
+def _usage() -> str:
+    from app.settings import ENV_PREFIX, Settings
+
+    lines = ["usage: python -m app   (or: mininn-serve)", "", "Configured by environment variables:", ""]
+    for name, field in Settings.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        lines.append(f"  {ENV_PREFIX}{name.upper():<28} default {default!s:<20} {field.description or ''}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

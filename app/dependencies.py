@@ -1,0 +1,31 @@
+"""FastAPI dependencies as ``Annotated`` aliases, so routes stay one-liners."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.model_manager import ModelManager
+from app.service import Service
+from app.settings import Settings
+
+__all__ = ["ManagerDep", "ServiceDep", "SettingsDep", "get_service"]
+
+
+def get_service(request: Request) -> Service:
+    """The :class:`Service` the app was built with."""
+    return request.app.state.service
+
+
+def _manager(request: Request) -> ModelManager:
+    return request.app.state.service.manager
+
+
+def _settings(request: Request) -> Settings:
+    return request.app.state.service.settings
+
+
+ServiceDep = Annotated[Service, Depends(get_service)]
+ManagerDep = Annotated[ModelManager, Depends(_manager)]
+SettingsDep = Annotated[Settings, Depends(_settings)]

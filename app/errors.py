@@ -1,0 +1,215 @@
+"""Service errors and the one place that turns them into HTTP responses.
+
+Every error a client can cause is a :class:`ServiceError` that carries its
+HTTP status; routes raise them and :func:`install_error_handlers` renders each
+as ``{"error": "<message>"}``::
+
+    ServiceError                       500  (base; never raised for bad input)
+    +-- BadRequestError                400  malformed body, header, name or query
+    +-- UnauthorizedError              401  a key is configured and none was sent
+    +-- ForbiddenError                 403  the key sent is not the configured one
+    +-- NotFoundError                  404  unknown model, version or route
+    +-- ConflictError                  409  the request clashes with the current state
+    +-- PayloadTooLargeError           413  body over MININN_MAX_REQUEST_BYTES
+    +-- UnsupportedMediaTypeError      415  unknown Content-Encoding
+    +-- UnprocessableError             422  well-formed, but wrong shapes, dtypes or names
+    +-- TooManyRequestsError           429  (with Retry-After)
+    +-- ServiceUnavailableError        503  model not ready or queue full (with Retry-After)
+
+FastAPI's own validation errors and Starlette's HTTP exceptions (unknown
+route, wrong method) get the same ``{"error": ...}`` shape, which is the only
+error shape ``tritonclient`` understands. An unexpected exception becomes a
+500 whose body names the request id and nothing of the stack
+(:mod:`app.middleware`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.log import request_id_var
+
+__all__ = [
+    "BadRequestError",
+    "ConflictError",
+    "ForbiddenError",
+    "NotFoundError",
+    "PayloadTooLargeError",
+    "ServiceError",
+    "ServiceUnavailableError",
+    "TooManyRequestsError",
+    "UnauthorizedError",
+    "UnprocessableError",
+    "UnsupportedMediaTypeError",
+    "error_response",
+    "install_error_handlers",
+]
+
+logger = logging.getLogger("app.errors")
+
+
+class ServiceError(Exception):
+    """An error with the HTTP status and headers its response carries.
+
+    Args:
+        message: what went wrong, naming the value, key or shape involved.
+        headers: extra response headers (``Retry-After``, ``WWW-Authenticate``).
+    """
+
+    status_code: int = 500
+
+    def __init__(self, message: str, *, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.headers = dict(headers or {})
+
+
+class BadRequestError(ServiceError):
+    """The request cannot be parsed: bad JSON, header, name or query value."""
+
+    status_code = 400
+
+
+class UnauthorizedError(ServiceError):
+    """A key is required and the request sent none."""
+
+    status_code = 401
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, headers={"WWW-Authenticate": "Bearer"})
+
+
+class ForbiddenError(ServiceError):
+    """The request sent a key that is not accepted here."""
+
+    status_code = 403
+
+
+class NotFoundError(ServiceError):
+    """Unknown model, model version or route."""
+
+    status_code = 404
+
+
+class ConflictError(ServiceError):
+    """The request clashes with the current state (e.g. a load already running)."""
+
+    status_code = 409
+
+
+class PayloadTooLargeError(ServiceError):
+    """The request body (or its decompressed form) is over the configured limit."""
+
+    status_code = 413
+
+
+class UnsupportedMediaTypeError(ServiceError):
+    """The request body uses an encoding this server cannot decode."""
+
+    status_code = 415
+
+
+class UnprocessableError(ServiceError):
+    """Well-formed, but the tensors, names or keys do not fit the model."""
+
+    status_code = 422
+
+
+class TooManyRequestsError(ServiceError):
+    """The client should slow down; ``Retry-After`` says for how long."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int = 1) -> None:
+        super().__init__(message, headers={"Retry-After": str(retry_after)})
+
+
+class ServiceUnavailableError(ServiceError):
+    """The model is not ready or overloaded; ``Retry-After`` says when to retry."""
+
+    status_code = 503
+
+    def __init__(self, message: str, *, retry_after: int | None = 1) -> None:
+        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        super().__init__(message, headers=headers)
+
+
+def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The ``{"error": message}`` response every failure uses."""
+    return JSONResponse({"error": message}, status_code=status_code, headers=dict(headers or {}))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Render every error raised while handling a request as ``{"error": ...}``."""
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_exception)
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    _log_client_error(request, exc.status_code, exc.message)
+    return error_response(exc.status_code, exc.message, exc.headers)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    status = 400 if all(_is_malformed(e) for e in errors) else 422
+    message = "; ".join(_describe_validation_error(e) for e in errors) or "invalid request"
+    _log_client_error(request, status, message)
+    return error_response(status, message)
+
+
+async def _http_exception(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        message = f"no route for {request.method} {request.url.path}; see /docs for the API"
+    elif exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow") or ""
+        message = f"method {request.method} is not allowed on {request.url.path}"
+        message += f"; allowed: {allowed}" if allowed else ""
+    else:
+        message = str(exc.detail)
+    _log_client_error(request, exc.status_code, message)
+    return error_response(exc.status_code, message, exc.headers)
+
+
+def _is_malformed(error: Mapping[str, Any]) -> bool:
+    loc = error.get("loc") or ()
+    return error.get("type") == "json_invalid" or (bool(loc) and loc[0] in ("query", "path", "header"))
+
+
+def _describe_validation_error(error: Mapping[str, Any]) -> str:
+    loc: Sequence[Any] = error.get("loc") or ()
+    message = str(error.get("msg", "invalid value"))
+    if not loc:
+        return message
+    where, *rest = loc
+    if where == "body":
+        key = ".".join(str(part) for part in rest)
+        return f"body{'.' + key if key else ''}: {message}"
+    name = ".".join(str(part) for part in rest)
+    return f"{where} parameter '{name}': {message}"
+
+
+def _log_client_error(request: Request, status: int, message: str) -> None:
+    model = request.path_params.get("model_name", "-")
+    level = logging.WARNING if status >= 500 else logging.INFO
+    logger.log(
+        level,
+        "request %s: %s %s model=%s -> %d %s",
+        request_id_var.get(),
+        request.method,
+        request.url.path,
+        model,
+        status,
+        message,
+    )

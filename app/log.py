@@ -1,0 +1,69 @@
+"""Logging: the request id of the request being served, and the log format.
+
+``request_id_var`` holds the ``X-Request-ID`` of the request in progress (set
+by the request middleware, copied into inference threads); every record of
+the ``app``, ``models`` and ``mininn`` loggers prints it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from typing import Any
+
+__all__ = ["RequestIdFilter", "logging_config", "request_id_var"]
+
+request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``record.request_id`` (``-`` outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id_var.get()
+        return True
+
+
+def logging_config(level: str) -> dict[str, Any]:
+    """uvicorn's ``log_config``: its own loggers plus ours, all at ``level``."""
+    level = level.upper()
+    if level == "TRACE":
+        level = "DEBUG"
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": "app.log.RequestIdFilter"}},
+        "formatters": {
+            "default": {
+                "()": "uvicorn.logging.DefaultFormatter",
+                "fmt": "%(levelprefix)s %(name)s [%(request_id)s] %(message)s",
+                "use_colors": None,
+            },
+            "access": {
+                "()": "uvicorn.logging.AccessFormatter",
+                "fmt": '%(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s',
+                "use_colors": None,
+            },
+        },
+        "handlers": {
+            "default": {
+                "formatter": "default",
+                "filters": ["request_id"],
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+            },
+            "access": {
+                "formatter": "access",
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stdout",
+            },
+        },
+        "loggers": {
+            "uvicorn": {"handlers": ["default"], "level": level, "propagate": False},
+            "uvicorn.error": {"level": level},
+            "uvicorn.access": {"handlers": ["access"], "level": level, "propagate": False},
+            "app": {"handlers": ["default"], "level": level, "propagate": False},
+            "models": {"handlers": ["default"], "level": level, "propagate": False},
+            "mininn": {"handlers": ["default"], "level": level, "propagate": False},
+        },
+    }

@@ -1,0 +1,77 @@
+"""The app factory: ``create_app(settings)`` builds the FastAPI application.
+
+``uvicorn --factory app.main:create_app`` (or ``python -m app``) serves it.
+Start-up seeds an empty repository with the demo models and loads every
+model in the background, so ``/v2/health/live`` answers at once and
+``/v2/health/ready`` turns 200 when the load pass is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from app.errors import install_error_handlers
+from app.middleware import RequestContextMiddleware
+from app.routes import ROUTERS
+from app.service import Service
+from app.settings import Settings, load_settings
+from app.version import SERVER_NAME, __version__
+
+__all__ = ["create_app"]
+
+logger = logging.getLogger("app")
+
+_DESCRIPTION = """
+A KServe V2 / Open Inference Protocol server for mininn models, compatible
+with the stock `tritonclient.http` client (binary tensors, compression,
+repository and statistics extensions).
+
+Every error is `{"error": "<message>"}`: 400 malformed, 401/403 keys, 404 unknown
+model or version, 413 too large, 422 tensors that do not fit the model, 503
+not ready or overloaded (with `Retry-After`).
+"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The service's FastAPI app.
+
+    Args:
+        settings: the configuration; None reads the ``MININN_*`` environment.
+
+    Raises:
+        SettingsError: ``settings`` is None and the environment has bad values.
+    """
+    service = Service.from_settings(settings if settings is not None else load_settings())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(service.start(), name="mininn-load-models")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            service.close()
+
+    app = FastAPI(
+        title=SERVER_NAME,
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.service = service
+    install_error_handlers(app)
+    app.add_middleware(
+        RequestContextMiddleware, metrics=service.metrics, is_known_model=service.manager.is_known
+    )
+    for router in ROUTERS:
+        app.include_router(router)
+    return app

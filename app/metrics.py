@@ -1,0 +1,93 @@
+"""Prometheus metrics of one service instance, served at ``GET /metrics``.
+
+Each app gets its own registry (so tests can build many apps in one process);
+with ``MININN_WORKERS`` > 1 each worker process reports its own numbers.
+The ``model`` label is a model that the repository holds, never an arbitrary
+name from a URL, so a client cannot blow up the number of series.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+
+_LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+)
+
+
+class Metrics:
+    """The service's collectors, registered in a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "mininn_requests_total",
+            "HTTP requests by model, endpoint (route template), method and status code.",
+            ["model", "endpoint", "method", "status"],
+            registry=self.registry,
+        )
+        self.failures = Counter(
+            "mininn_request_failures_total",
+            "HTTP requests answered with a 4xx or 5xx status.",
+            ["model", "endpoint", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "mininn_request_duration_seconds",
+            "Time from receiving a request to sending its response.",
+            ["model", "endpoint"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.in_flight = Gauge(
+            "mininn_requests_in_flight", "HTTP requests being handled right now.", registry=self.registry
+        )
+        self.inference = Histogram(
+            "mininn_inference_duration_seconds",
+            "Time of one forward pass (model.predict) per model and version.",
+            ["model", "version"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.model_load_seconds = Gauge(
+            "mininn_model_load_duration_seconds",
+            "Time the last successful load of a model version took (build, weights, move, warm-up).",
+            ["model", "version"],
+            registry=self.registry,
+        )
+        self.model_load_failures = Counter(
+            "mininn_model_load_failures_total", "Model loads that failed.", ["model"], registry=self.registry
+        )
+        self.model_ready = Gauge(
+            "mininn_model_ready",
+            "1 while a model is ready to serve, else 0.",
+            ["model"],
+            registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        """The registry in Prometheus' text exposition format."""
+        return generate_latest(self.registry)

@@ -1,0 +1,7 @@
+"""HTTP routes, one module per area; each exposes ``router``."""
+
+from app.routes import health, infer, inspect, metrics, models, repository
+
+ROUTERS = [health.router, models.router, infer.router, repository.router, inspect.router, metrics.router]
+
+__all__ = ["ROUTERS"]

@@ -1,0 +1,153 @@
+"""Inference: ``POST /v2/models/{m}[/versions/{v}]/infer``, JSON or binary tensors.
+
+The body is read raw (``tritonclient`` sends no ``Content-Type`` and a binary
+tail after the JSON), decompressed per ``Content-Encoding``, parsed against
+the model's inputs, run by the model's :class:`~app.runner.ModelRunner`, and
+encoded per the requested outputs; the response is compressed when the client
+sends ``Accept-Encoding: gzip`` or ``deflate``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from app.auth import require_read
+from app.dependencies import ServiceDep
+from app.model_manager import ModelVersion
+from app.protocol import (
+    choose_encoding,
+    compress,
+    decompress,
+    encode_inference_response,
+    parse_inference_request,
+)
+from app.protocol.compression import MIN_COMPRESS_BYTES
+from app.repository import parse_version
+from app.routes._body import read_body
+from app.routes._params import ModelName, ModelVersionText
+from app.service import Service
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["inference"], dependencies=[Depends(require_read)])
+
+_REQUEST_EXAMPLE = {
+    "id": "42",
+    "inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [[0.1, 0.2, 0.3, 0.4]]}],
+    "outputs": [{"name": "output"}],
+}
+_RESPONSE_EXAMPLE = {
+    "model_name": "mlp",
+    "model_version": "1",
+    "id": "42",
+    "outputs": [{"name": "output", "datatype": "FP32", "shape": [1, 2], "data": [0.53, -0.12]}],
+}
+_OPENAPI: dict[str, Any] = {
+    "requestBody": {
+        "description": (
+            "An Open Inference Protocol request: JSON, or JSON followed by binary tensors whose "
+            "JSON length is in the Inference-Header-Content-Length header. May be gzip- or "
+            "deflate-compressed (Content-Encoding)."
+        ),
+        "content": {
+            "application/json": {"example": _REQUEST_EXAMPLE},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        },
+    },
+}
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {"example": _RESPONSE_EXAMPLE}}},
+    400: {"description": "malformed body, header or binary framing"},
+    404: {"description": "unknown model or version"},
+    413: {"description": "body over MININN_MAX_REQUEST_BYTES"},
+    422: {"description": "inputs or outputs do not fit the model (names, datatypes, shapes)"},
+    503: {"description": "model not ready, or its queue is full (Retry-After)"},
+}
+
+
+@router.post(
+    "/v2/models/{model_name}/infer",
+    summary="Inference",
+    response_class=Response,
+    openapi_extra=_OPENAPI,
+    responses=_RESPONSES,
+)
+async def infer(model_name: ModelName, request: Request, service: ServiceDep) -> Response:
+    """Run the model's highest version on the request's inputs."""
+    return await _infer(request, service, service.manager.version(model_name))
+
+
+@router.post(
+    "/v2/models/{model_name}/versions/{model_version}/infer",
+    summary="Inference with a given version",
+    response_class=Response,
+    openapi_extra=_OPENAPI,
+    responses=_RESPONSES,
+)
+async def infer_version(
+    model_name: ModelName, model_version: ModelVersionText, request: Request, service: ServiceDep
+) -> Response:
+    """Run one version of the model on the request's inputs."""
+    return await _infer(request, service, service.manager.version(model_name, parse_version(model_version)))
+
+
+async def _infer(request: Request, service: Service, model: ModelVersion) -> Response:
+    started = time.perf_counter_ns()
+    settings = service.settings
+    ok, batch_size, input_ns, output_ns = False, 1, 0, 0
+    try:
+        body = await read_body(request, settings.max_request_bytes)
+        body = decompress(body, request.headers.get("content-encoding"), settings.max_request_bytes)
+        parsed = parse_inference_request(
+            body,
+            request.headers.get("inference-header-content-length"),
+            model=model.name,
+            inputs=model.inputs,
+            outputs=model.outputs,
+            max_batch_size=model.max_batch_size,
+        )
+        batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
+        input_ns = parsed_at - started
+        timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
+        outputs = await model.runner.infer(
+            parsed.inputs,
+            parameters=parsed.parameters,
+            deadline=time.monotonic() + timeout_s,
+            batch_size=batch_size,
+        )
+        inferred_at = time.perf_counter_ns()
+        encoded = encode_inference_response(
+            model_name=model.name,
+            model_version=str(model.version),
+            request_id=parsed.id,
+            outputs=outputs,
+            requested=parsed.outputs,
+            datatypes={spec.name: spec.datatype for spec in model.outputs},
+        )
+        response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
+        output_ns = time.perf_counter_ns() - inferred_at
+        ok = True
+        return response
+    finally:
+        model.statistics.record_request(
+            ok=ok,
+            total_ns=time.perf_counter_ns() - started,
+            batch_size=batch_size,
+            input_ns=input_ns,
+            output_ns=output_ns,
+        )
+
+
+def _response(body: bytes, header_length: int | None, accept_encoding: str | None) -> Response:
+    headers = {"Vary": "Accept-Encoding"}
+    if header_length is not None:
+        headers["Inference-Header-Content-Length"] = str(header_length)
+    encoding = choose_encoding(accept_encoding)
+    if encoding is not None and len(body) >= MIN_COMPRESS_BYTES:
+        body = compress(body, encoding)
+        headers["Content-Encoding"] = encoding
+    media_type = "application/json" if header_length is None else "application/octet-stream"
+    return Response(body, headers=headers, media_type=media_type)

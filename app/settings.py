@@ -1,0 +1,134 @@
+"""Service configuration: ``MININN_*`` environment variables, checked at start-up.
+
+Every setting is a field of :class:`Settings`; ``MININN_PORT=8080`` sets
+``port``. :func:`load_settings` turns pydantic's validation errors into one
+:class:`SettingsError` whose message names each bad variable::
+
+    MININN_PORT: Input should be a valid integer, unable to parse string as an integer
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["ENV_PREFIX", "Settings", "SettingsError", "load_settings"]
+
+ENV_PREFIX = "MININN_"
+
+LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
+
+
+class SettingsError(ValueError):
+    """One or more ``MININN_*`` variables have bad values; the message names each."""
+
+
+class Settings(BaseSettings):
+    """Everything the service reads from the environment (prefix ``MININN_``)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    host: str = Field("127.0.0.1", description="Interface to listen on (0.0.0.0 in the container).")
+    port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; each loads every model.")
+    log_level: LogLevel = Field("info", description="Log level of the server and of mininn.")
+    device: str = Field("cpu", description="Default device of the models: cpu, cuda or cuda:N.")
+    dtype: str = Field("float32", description="Default floating dtype of the models' parameters.")
+    model_repository: Path = Field(
+        Path("model_repository"), description="Folder of <model>/model.json and <model>/<version>/ weights."
+    )
+    seed_repository: bool = Field(
+        True, description="Fill a missing or empty repository with the bundled demo models."
+    )
+    api_key: SecretStr | None = Field(
+        None, description="Bearer key that write endpoints (load, unload, uploads) require; unset: open."
+    )
+    read_api_key: SecretStr | None = Field(
+        None, description="Bearer key that read endpoints require (the write key works too); unset: open."
+    )
+    max_request_bytes: int = Field(
+        128 * 2**20, ge=1024, description="Largest inference request body, after decompression."
+    )
+    max_upload_bytes: int = Field(1024 * 2**20, ge=1024, description="Largest uploaded checkpoint.")
+    max_batch_size: int = Field(32, ge=1, description="Default max_batch_size of batchable models.")
+    batch_delay_ms: float = Field(
+        0.0, ge=0, le=10_000, description="How long dynamic batching waits to fill a batch."
+    )
+    max_queue: int = Field(256, ge=1, description="Requests that may wait per model before 503s.")
+    request_timeout_ms: float = Field(
+        30_000.0,
+        gt=0,
+        description="Longest a request waits for its turn (a request's `timeout` may lower it).",
+    )
+    inference_threads: int = Field(
+        min(4, os.cpu_count() or 1), ge=1, le=256, description="Threads that run forward passes."
+    )
+    max_activation_elements: int = Field(
+        10_000_000, ge=1, description="Most activation elements one request may capture."
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_log_level(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("api_key", "read_api_key", mode="before")
+    @classmethod
+    def _empty_key_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("device")
+    @classmethod
+    def _check_device(cls, value: str) -> str:
+        from mininn import device
+
+        try:
+            return str(device(value))
+        except (RuntimeError, TypeError) as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("dtype")
+    @classmethod
+    def _check_dtype(cls, value: str) -> str:
+        return check_float_dtype(value)
+
+
+def check_float_dtype(value: str) -> str:
+    """The canonical name of floating dtype ``value`` (``"float"`` -> ``"float32"``).
+
+    Raises:
+        ValueError: not a floating dtype name.
+    """
+    from mininn._dtype import as_dtype
+
+    try:
+        dtype = as_dtype(value)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    if not dtype.is_floating_point:
+        raise ValueError(
+            f"{value!r} is not a floating-point dtype; use float16, bfloat16, float32 or float64"
+        )
+    return dtype.name
+
+
+def load_settings() -> Settings:
+    """Settings from the process environment.
+
+    Raises:
+        SettingsError: one line per bad variable, ``MININN_<NAME>: <problem>``.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError("\n".join(_describe(error) for error in exc.errors())) from None
+
+
+def _describe(error: Any) -> str:
+    loc = error.get("loc") or ("?",)
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    return f"{ENV_PREFIX}{str(loc[0]).upper()}: {message}"
