@@ -1,0 +1,390 @@
+"""Activation functions: elementwise nonlinearities, softmax and log-softmax.
+
+Each op is one ``Function`` with an analytic backward. ``inplace=True``
+writes into the input's storage when autograd records nothing (inference);
+while recording it computes out of place, so the graph stays correct.
+"""
+
+# ruff: noqa: A001, A002 - torch names the tensor argument `input`
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from mininn import _dtype
+from mininn._functions._util import unbroadcast
+from mininn.autograd.function import Context, Function
+from mininn.nn.functional._special import erf
+from mininn.nn.functional._utils import needs_grad, wrap_dim
+from mininn.tensor import Tensor
+
+__all__ = [
+    "relu",
+    "relu6",
+    "hardtanh",
+    "leaky_relu",
+    "prelu",
+    "elu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "softplus",
+    "logsigmoid",
+    "softmax",
+    "log_softmax",
+]
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_BETA = math.sqrt(2.0 / math.pi)
+_TANH_KAPPA = 0.044715
+
+
+def _stable_sigmoid(x: Any) -> Any:
+    one = x.dtype.type(1)
+    e = np.exp(-abs(x))
+    return np.where(x >= 0, one, e) / (one + e)
+
+
+def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
+    """Run ``fn``; write the result into ``input`` when inplace and nothing is recorded."""
+    if inplace and not needs_grad(input):
+        out = fn.apply(input, *args)
+        input._data[...] = out._data
+        return input
+    return fn.apply(input, *args)
+
+
+# ---- piecewise-linear ----------------------------------------------------------------------
+
+
+class _Relu(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        out = np.maximum(x, x.dtype.type(0))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return g * (out > 0)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)`` elementwise."""
+    return _finish(input, _Relu, inplace)
+
+
+class _Hardtanh(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, lo: float, hi: float) -> Any:
+        ctx.save_for_backward(x)
+        ctx.bounds = (lo, hi)
+        return np.clip(x, x.dtype.type(lo), x.dtype.type(hi))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (x,) = ctx.saved_tensors
+        lo, hi = ctx.bounds
+        return g * ((x > lo) & (x < hi)), None, None
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """Clamp to ``[min_val, max_val]``; the gradient is zero outside the open interval."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _finish(input, _Hardtanh, inplace, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return _finish(input, _Hardtanh, inplace, 0.0, 6.0)
+
+
+class _LeakyRelu(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, slope: float) -> Any:
+        ctx.save_for_backward(x)
+        ctx.slope = slope
+        return np.where(x > 0, x, x * x.dtype.type(slope))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (x,) = ctx.saved_tensors
+        return np.where(x > 0, g, g * g.dtype.type(ctx.slope)), None
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for positive ``x``, else ``negative_slope * x``."""
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)):
+        raise TypeError(
+            "leaky_relu(): argument 'negative_slope' (position 2) must be Number, not "
+            f"{type(negative_slope).__name__}"
+        )
+    return _finish(input, _LeakyRelu, inplace, float(negative_slope))
+
+
+class _Prelu(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, w: Any) -> Any:
+        wb = _prelu_weight_view(w, x.ndim)
+        ctx.save_for_backward(x, wb)
+        ctx.w_shape = w.shape
+        return np.where(x > 0, x, x * wb)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, wb = ctx.saved_tensors
+        pos = x > 0
+        gx = np.where(pos, g, g * wb)
+        gw = unbroadcast(np.where(pos, 0, g * x), wb.shape).reshape(ctx.w_shape)
+        return gx, gw
+
+
+def _prelu_weight_view(w: Any, ndim: int) -> Any:
+    """The weight shaped to broadcast along the channel dim (dim 1) of an ``ndim`` input."""
+    if ndim < 2:
+        return w.reshape(())
+    return w.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` for positive ``x``, else ``weight * x`` with one weight per channel (dim 1)."""
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{weight.numel()} and channel size = {channels}."
+        )
+    return _Prelu.apply(input, weight)
+
+
+# ---- smooth ----------------------------------------------------------------------------------
+
+
+class _Elu(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, alpha: float) -> Any:
+        a = x.dtype.type(alpha)
+        neg = a * np.expm1(np.minimum(x, x.dtype.type(0)))
+        ctx.save_for_backward(x, neg)
+        ctx.alpha = alpha
+        return np.where(x > 0, x, neg)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, neg = ctx.saved_tensors
+        return np.where(x > 0, g, g * (neg + x.dtype.type(ctx.alpha))), None
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
+    return _finish(input, _Elu, inplace, float(alpha))
+
+
+class _Gelu(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        half = x.dtype.type(0.5)
+        cdf = half * (x.dtype.type(1) + erf(x * x.dtype.type(_SQRT1_2)))
+        ctx.save_for_backward(x, cdf)
+        return x * cdf
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, cdf = ctx.saved_tensors
+        pdf = np.exp(x * x * x.dtype.type(-0.5)) * x.dtype.type(_INV_SQRT_2PI)
+        return g * (cdf + x * pdf)
+
+
+class _GeluTanh(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        t = x.dtype.type
+        th = np.tanh(t(_TANH_BETA) * (x + t(_TANH_KAPPA) * x * x * x))
+        ctx.save_for_backward(x, th)
+        return t(0.5) * x * (t(1) + th)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, th = ctx.saved_tensors
+        t = x.dtype.type
+        left = t(0.5) * (t(1) + th)
+        right = t(0.5) * x * (t(1) - th * th) * t(_TANH_BETA) * (t(1) + t(3 * _TANH_KAPPA) * x * x)
+        return g * (left + right)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)``; ``approximate='tanh'`` uses the tanh formula."""
+    if approximate == "none":
+        return _Gelu.apply(input)
+    if approximate == "tanh":
+        return _GeluTanh.apply(input)
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+class _Silu(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        s = _stable_sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, s = ctx.saved_tensors
+        one = x.dtype.type(1)
+        return g * s * (one + x * (one - s))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)``."""
+    return _finish(input, _Silu, inplace)
+
+
+class _Sigmoid(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        s = _stable_sigmoid(x)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (s,) = ctx.saved_tensors
+        return g * s * (s.dtype.type(1) - s)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))``, computed without overflow."""
+    return _Sigmoid.apply(input)
+
+
+class _Tanh(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        y = np.tanh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (y,) = ctx.saved_tensors
+        return g * (y.dtype.type(1) - y * y)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """The hyperbolic tangent."""
+    return _Tanh.apply(input)
+
+
+class _Softplus(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, beta: float, threshold: float) -> Any:
+        t = x.dtype.type
+        z = x * t(beta)
+        ctx.save_for_backward(z)
+        ctx.params = (beta, threshold)
+        smooth = (np.maximum(z, t(0)) + np.log1p(np.exp(-abs(z)))) / t(beta)
+        return np.where(z > threshold, x, smooth)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (z,) = ctx.saved_tensors
+        _, threshold = ctx.params
+        return np.where(z > threshold, g, g * _stable_sigmoid(z)), None, None
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``; linear where ``beta * x > threshold``."""
+    return _Softplus.apply(input, float(beta), float(threshold))
+
+
+class _LogSigmoid(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any) -> Any:
+        ctx.save_for_backward(x)
+        return np.minimum(x, x.dtype.type(0)) - np.log1p(np.exp(-abs(x)))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * _stable_sigmoid(-x)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed without overflow."""
+    return _LogSigmoid.apply(input)
+
+
+# ---- softmax ---------------------------------------------------------------------------------
+
+
+class _Softmax(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, dim: int) -> Any:
+        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        e /= e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(e)
+        ctx.dim = dim
+        return e
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (y,) = ctx.saved_tensors
+        gy = g * y
+        return gy - y * gy.sum(axis=ctx.dim, keepdims=True), None
+
+
+class _LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, dim: int) -> Any:
+        shifted = x - x.max(axis=dim, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return g - np.exp(out) * g.sum(axis=ctx.dim, keepdims=True), None
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _along_dim(fn: type[Function], input: Tensor, dim: int, dtype: Any) -> Tensor:
+    if dtype is not None:
+        input = input.to(_dtype.as_dtype(dtype))
+    axis = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return fn.apply(input.reshape(1), 0).reshape(())
+    return fn.apply(input, axis)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    return _along_dim(_Softmax, input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``x - log(sum(exp(x)))`` along ``dim``, computed stably."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return _along_dim(_LogSoftmax, input, dim, dtype)
+

@@ -1,0 +1,353 @@
+"""Convolutions: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d``.
+
+One 2-D kernel serves both ranks (a 1-D input gets a height of 1). The
+forward gathers every receptive field with one strided copy (im2col, laid
+out ``(C, kh, kw, N, oh, ow)``) and multiplies it by the weight with one
+GEMM, or one batched GEMM over the groups. The backward is two more GEMMs;
+the input gradient scatters the columns back with one vectorised add per
+kernel position (col2im). A transposed convolution runs the same pieces in
+the other order.
+"""
+
+# ruff: noqa: A001, A002 - torch names the tensor argument `input`
+
+from __future__ import annotations
+
+from typing import Any
+
+from mininn.autograd.function import Context, Function
+from mininn.nn.functional._utils import as_strided, c_name, requires, scalar_name, xp_of
+from mininn.tensor import Tensor
+
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+
+Pad4 = tuple[int, int, int, int]  # top, bottom, left, right
+
+
+# ---- raw-array building blocks ---------------------------------------------------------------
+
+
+def _pad_zeros(x: Any, pads: Pad4) -> Any:
+    """Zero-pad the last two axes of an ``(N, C, H, W)`` array."""
+    top, bottom, left, right = pads
+    if not any(pads):
+        return x
+    n, c, h, w = x.shape
+    out = xp_of(x).zeros((n, c, h + top + bottom, w + left + right), dtype=x.dtype)
+    out[:, :, top : top + h, left : left + w] = x
+    return out
+
+
+def _im2col(x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+            out_hw: tuple[int, int]) -> Any:
+    """Receptive fields of a padded ``(N, C, Hp, Wp)`` array as a ``(C, kh, kw, N, oh, ow)`` copy."""
+    n, c = x.shape[:2]
+    s_n, s_c, s_h, s_w = x.strides
+    shape = (c, kernel[0], kernel[1], n, out_hw[0], out_hw[1])
+    strides = (s_c, s_h * dilation[0], s_w * dilation[1], s_n, s_h * stride[0], s_w * stride[1])
+    return xp_of(x).ascontiguousarray(as_strided(x, shape, strides))
+
+
+def _col2im(cols: Any, padded_hw: tuple[int, int], stride: tuple[int, int],
+            dilation: tuple[int, int]) -> Any:
+    """Sum ``(C, kh, kw, N, oh, ow)`` columns back into an ``(N, C, Hp, Wp)`` array."""
+    c, kh, kw, n, oh, ow = cols.shape
+    out = xp_of(cols).zeros((c, n) + padded_hw, dtype=cols.dtype)
+    sh, sw = stride
+    for i in range(kh):
+        r0 = i * dilation[0]
+        for j in range(kw):
+            c0 = j * dilation[1]
+            out[:, :, r0 : r0 + sh * (oh - 1) + 1 : sh, c0 : c0 + sw * (ow - 1) + 1 : sw] += cols[:, i, j]
+    return out.transpose(1, 0, 2, 3)
+
+
+def _grouped_matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` for ``(g, m, k) @ (g, k, n)``; one plain GEMM when ``g == 1``."""
+    if a.shape[0] == 1:
+        return (a[0] @ b[0])[None]
+    return a @ b
+
+
+def _out_size(size: int, pad: int, k: int, s: int, d: int) -> int:
+    return (size + pad - d * (k - 1) - 1) // s + 1
+
+
+# ---- convolution -----------------------------------------------------------------------------
+
+
+class _Conv2d(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, w: Any, b: Any, stride: tuple[int, int], pads: Pad4,
+                dilation: tuple[int, int], groups: int, need: tuple[bool, bool, bool]) -> Any:
+        xp = _pad_zeros(x, pads)
+        n, c, hp, wp = xp.shape
+        o, cg, kh, kw = w.shape
+        oh = _out_size(hp, 0, kh, stride[0], dilation[0])
+        ow = _out_size(wp, 0, kw, stride[1], dilation[1])
+        cols = _im2col(xp, (kh, kw), stride, dilation, (oh, ow)).reshape(groups, cg * kh * kw, -1)
+        w3 = w.reshape(groups, o // groups, cg * kh * kw)
+        out = _grouped_matmul(w3, cols).reshape(o, n * oh * ow)  # (O, N*oh*ow)
+        if b is not None:
+            out += b[:, None]
+        if any(need):
+            ctx.save_for_backward(cols if need[1] else None, w3 if need[0] else None)
+            ctx.meta = (x.shape, (hp, wp), pads, stride, dilation, (kh, kw), need)
+        return xp_of(out).ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        cols, w3 = ctx.saved_tensors
+        x_shape, padded_hw, pads, stride, dilation, kernel, need = ctx.meta
+        n, o, oh, ow = g.shape
+        groups = (cols if cols is not None else w3).shape[0]
+        g3 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
+        gw = gx = gb = None
+        if need[1]:
+            gw = _grouped_matmul(g3, cols.transpose(0, 2, 1)).reshape((o, -1) + kernel)
+        if need[0]:
+            c = x_shape[1]
+            gcols = _grouped_matmul(w3.transpose(0, 2, 1), g3).reshape((c,) + kernel + (n, oh, ow))
+            gxp = _col2im(gcols, padded_hw, stride, dilation)
+            top, _, left, _ = pads
+            gx = gxp[:, :, top : top + x_shape[2], left : left + x_shape[3]]
+        if need[2]:
+            gb = g.sum(axis=(0, 2, 3))
+        return gx, gw, gb, None, None, None, None, None
+
+
+class _ConvTranspose2d(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, w: Any, b: Any, stride: tuple[int, int], padding: tuple[int, int],
+                output_padding: tuple[int, int], dilation: tuple[int, int], groups: int,
+                need: tuple[bool, bool, bool]) -> Any:
+        n, cin, h, wd = x.shape
+        _, cog, kh, kw = w.shape
+        full = tuple(
+            (size - 1) * s + d * (k - 1) + 1 + op
+            for size, s, d, k, op in zip((h, wd), stride, dilation, (kh, kw), output_padding)
+        )
+        x3 = x.transpose(1, 0, 2, 3).reshape(groups, cin // groups, n * h * wd)
+        w3 = w.reshape(groups, cin // groups, cog * kh * kw)
+        cols = _grouped_matmul(w3.transpose(0, 2, 1), x3).reshape(groups * cog, kh, kw, n, h, wd)
+        buf = _col2im(cols, full, stride, dilation)
+        ph, pw = padding
+        out = buf[:, :, ph : full[0] - ph, pw : full[1] - pw]
+        if b is not None:
+            out = out + b[:, None, None]
+        if any(need):
+            ctx.save_for_backward(x3 if need[1] else None, w3)
+            ctx.meta = (x.shape, full, padding, stride, dilation, (kh, kw), need)
+        return xp_of(out).ascontiguousarray(out)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x3, w3 = ctx.saved_tensors
+        x_shape, full, padding, stride, dilation, kernel, need = ctx.meta
+        groups = w3.shape[0]
+        n, cin, h, wd = x_shape
+        ph, pw = padding
+        pads = (ph, full[0] - ph - g.shape[2], pw, full[1] - pw - g.shape[3])
+        gcols = _im2col(_pad_zeros(g, pads), kernel, stride, dilation, (h, wd))
+        gcols = gcols.reshape(groups, -1, n * h * wd)
+        gx = gw = gb = None
+        if need[0]:
+            gx3 = _grouped_matmul(w3, gcols).reshape(cin, n, h, wd)
+            gx = gx3.transpose(1, 0, 2, 3)
+        if need[1]:
+            gw = _grouped_matmul(x3, gcols.transpose(0, 2, 1)).reshape((cin, -1) + kernel)
+        if need[2]:
+            gb = g.sum(axis=(0, 2, 3))
+        return gx, gw, gb, None, None, None, None, None, None
+
+
+# ---- argument handling -----------------------------------------------------------------------
+
+
+def _expand(name: str, value: Any, nd: int) -> tuple[int, ...]:
+    if isinstance(value, int):
+        return (value,) * nd
+    values = tuple(int(v) for v in value)
+    if len(values) == 1:
+        return values * nd
+    if len(values) != nd:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {nd} values to match the "
+            f"convolution dimensions, but got {name}={list(values)}"
+        )
+    return values
+
+
+def _check_input(input: Tensor, nd: int, name: str) -> bool:
+    """Validate the rank; return whether the input is unbatched."""
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
+            f"of size: {list(input.shape)}"
+        )
+    return input.ndim == nd + 1
+
+
+def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"Input type ({c_name(input)}) and bias type ({c_name(bias)}) should be the same"
+        )
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_name(input)} but found {scalar_name(weight)}")
+
+
+def _check_params(stride: tuple[int, ...], padding: tuple[int, ...], dilation: tuple[int, ...]) -> None:
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+
+
+def _check_weight(input: Tensor, weight: Tensor, bias: Tensor | None, groups: int, transposed: bool) -> None:
+    w_in = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != w_in:
+        prefix = "Given transposed=1" if transposed else f"Given groups={groups}"
+        raise RuntimeError(
+            f"{prefix}, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+            f"{w_in} channels, but got {input.shape[1]} channels instead"
+        )
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead"
+        )
+
+
+def _same_pads(kernel: tuple[int, ...], dilation: tuple[int, ...]) -> list[tuple[int, int]]:
+    """torch's ``'same'``: total ``d * (k - 1)``, the odd extra element on the far side."""
+    out = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        out.append((total // 2, total - total // 2))
+    return out
+
+
+def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
+          groups: int, nd: int) -> Tensor:
+    name = f"conv{nd}d"
+    unbatched = _check_input(input, nd, name)
+    if unbatched:
+        input = input.unsqueeze(0)
+    stride_t = _expand("stride", stride, nd)
+    dilation_t = _expand("dilation", dilation, nd)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            pairs = [(0, 0)] * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride_t):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pairs = _same_pads(kernel, dilation_t)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        _check_params(stride_t, (0,), dilation_t)
+    else:
+        padding_t = _expand("padding", padding, nd)
+        _check_params(stride_t, padding_t, dilation_t)
+        pairs = [(p, p) for p in padding_t]
+    _check_dtypes(input, weight, bias)
+    _check_weight(input, weight, bias, groups, transposed=False)
+    spatial = tuple(input.shape[2:])
+    padded = tuple(s + a + b for s, (a, b) in zip(spatial, pairs))
+    dilated = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation_t))
+    if any(p < k for p, k in zip(padded, dilated)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+            f"({' x '.join(map(str, dilated))}). Kernel size can't be greater than actual input size"
+        )
+    if nd == 1:
+        x4, w4 = input.unsqueeze(2), weight.unsqueeze(2)
+        stride2, dilation2 = (1,) + stride_t, (1,) + dilation_t
+        pads: Pad4 = (0, 0) + pairs[0]
+    else:
+        x4, w4, stride2, dilation2 = input, weight, stride_t, dilation_t
+        pads = pairs[0] + pairs[1]
+    need = (requires(input), requires(weight), requires(bias))
+    out = _Conv2d.apply(x4, w4, bias, stride2, pads, dilation2, groups, need)
+    if nd == 1:
+        out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
+                    output_padding: Any, groups: int, dilation: Any, nd: int) -> Tensor:
+    name = f"conv_transpose{nd}d"
+    unbatched = _check_input(input, nd, name)
+    if unbatched:
+        input = input.unsqueeze(0)
+    stride_t = _expand("stride", stride, nd)
+    padding_t = _expand("padding", padding, nd)
+    dilation_t = _expand("dilation", dilation, nd)
+    out_pad_t = _expand("output_padding", output_padding, nd)
+    _check_params(stride_t, padding_t, dilation_t)
+    if any(op >= s and op >= d for op, s, d in zip(out_pad_t, stride_t, dilation_t)):
+        raise RuntimeError(_output_padding_message(out_pad_t, stride_t, dilation_t))
+    _check_dtypes(input, weight, bias)
+    _check_weight(input, weight, bias, groups, transposed=True)
+    if nd == 1:  # a height-1 image: stride and dilation 1, no padding along the height
+        x4, w4 = input.unsqueeze(2), weight.unsqueeze(2)
+        stride2, dilation2 = (1,) + stride_t, (1,) + dilation_t
+        padding2, out_pad2 = (0,) + padding_t, (0,) + out_pad_t
+    else:
+        x4, w4 = input, weight
+        stride2, dilation2, padding2, out_pad2 = stride_t, dilation_t, padding_t, out_pad_t
+    need = (requires(input), requires(weight), requires(bias))
+    out = _ConvTranspose2d.apply(x4, w4, bias, stride2, padding2, out_pad2, dilation2, groups, need)
+    if nd == 1:
+        out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _output_padding_message(op: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> str:
+    if len(op) == 1:
+        return (
+            "output padding must be smaller than either stride or dilation, but got output_padding: "
+            f"{op[0]} stride: {stride[0]} dilation: {dilation[0]}"
+        )
+    return (
+        "output padding must be smaller than either stride or dilation, but got "
+        f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: {stride[0]} "
+        f"stride_width: {stride[1]} dilation_height: {dilation[0]} dilation_width: {dilation[1]}"
+    )
+
+
+# ---- public API ------------------------------------------------------------------------------
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D cross-correlation of ``(N, C_in, L)`` (or ``(C_in, L)``) with ``(C_out, C_in/groups, k)``.
+
+    ``padding`` is an int, a 1-tuple, ``'valid'`` or ``'same'`` (stride 1 only).
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D cross-correlation of ``(N, C_in, H, W)`` (or ``(C_in, H, W)``) with ``(C_out, C_in/g, kh, kw)``.
+
+    ``padding`` is an int, a pair, ``'valid'`` or ``'same'`` (stride 1 only).
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    """1-D transposed convolution; ``weight`` is ``(C_in, C_out/groups, k)``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    """2-D transposed convolution (``conv2d``'s gradient); ``weight`` is ``(C_in, C_out/groups, kh, kw)``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
