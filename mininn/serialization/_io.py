@@ -112,9 +112,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     target = os.fspath(path)
     folder, name = os.path.split(os.path.abspath(target))
     tmp = os.path.join(folder, f".{name}.{secrets.token_hex(8)}.tmp")
-    open(tmp, "xb").close()  # default permissions, as open() gives the target
+    open(tmp, "xb").close()  # created by open(), so it gets open()'s permissions (umask)
+    mode = os.stat(tmp).st_mode
     try:
         yield tmp
+        os.chmod(tmp, mode)  # writers that recreate the file (safetensors) may narrow them
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

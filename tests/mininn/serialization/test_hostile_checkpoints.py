@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import mininn
 from mininn.serialization import CheckpointError, load, save
 
 MAGIC = 0x1950A86A20F9469CFC6C
@@ -47,8 +46,14 @@ def _tuple(items):
 def _tensor(numel, size, stride, offset=0, storage="FloatStorage", key="0"):
     """`_rebuild_tensor_v2(("storage", torch.<storage>, key, "cpu", numel), offset, size, stride, ...)`."""
     pid = _tuple([_str("storage"), _global("torch", storage), _str(key), _str("cpu"), _int(numel)]) + b"Q"
-    args = [pid, _int(offset), _tuple(map(_int, size)), _tuple(map(_int, stride)), b"\x89",
-            _global("collections", "OrderedDict") + b")R"]
+    args = [
+        pid,
+        _int(offset),
+        _tuple(map(_int, size)),
+        _tuple(map(_int, stride)),
+        b"\x89",
+        _global("collections", "OrderedDict") + b")R",
+    ]
     return _global("torch._utils", "_rebuild_tensor_v2") + _tuple(args) + b"R"
 
 
@@ -69,7 +74,11 @@ def _torch_zip(data_pkl, records=None):
 
 def _legacy(main_pkl, storages=()):
     """The legacy layout around `main_pkl`; `storages` are (key, numel, raw bytes)."""
-    sys_info = {"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    sys_info = {
+        "protocol_version": 1001,
+        "little_endian": True,
+        "type_sizes": {"short": 2, "int": 4, "long": 4},
+    }
     head = b"".join(pickle.dumps(x, protocol=2) for x in (MAGIC, 1001, sys_info))
     keys = pickle.dumps([k for k, _, _ in storages], protocol=2)
     data = b"".join(struct.pack("<q", n) + raw for _, n, raw in storages)
@@ -91,16 +100,42 @@ def _payloads(marker):
     m = str(marker)
     return [
         ("os.system", b"\x80\x02" + _global("os", "system") + _str(f"touch {m}") + b"\x85R.", "os.system"),
-        ("builtins.exec", b"\x80\x02" + _global("builtins", "exec")
-         + _str(f"import pathlib; pathlib.Path({m!r}).touch()") + b"\x85R.", "builtins.exec"),
-        ("builtins.eval", b"\x80\x02" + _global("builtins", "eval")
-         + _str(f"__import__('pathlib').Path({m!r}).touch()") + b"\x85R.", "builtins.eval"),
-        ("subprocess", pickle.dumps(_Call(subprocess.check_call, ["touch", m]), protocol=2, fix_imports=False), "subprocess.check_call"),
-        ("stack_global", pickle.dumps(_Call(os.system, f"touch {m}"), protocol=4), f"{os.system.__module__}.system"),
-        ("pathlib.touch", pickle.dumps(_Call(pathlib.Path.touch, pathlib.Path(m)), protocol=2),
-         "__builtin__.getattr"),
-        ("nested in dict", _dict_pickle("model", _global("os", "system") + _str(f"touch {m}") + b"\x85R"),
-         "os.system"),
+        (
+            "builtins.exec",
+            b"\x80\x02"
+            + _global("builtins", "exec")
+            + _str(f"import pathlib; pathlib.Path({m!r}).touch()")
+            + b"\x85R.",
+            "builtins.exec",
+        ),
+        (
+            "builtins.eval",
+            b"\x80\x02"
+            + _global("builtins", "eval")
+            + _str(f"__import__('pathlib').Path({m!r}).touch()")
+            + b"\x85R.",
+            "builtins.eval",
+        ),
+        (
+            "subprocess",
+            pickle.dumps(_Call(subprocess.check_call, ["touch", m]), protocol=2, fix_imports=False),
+            "subprocess.check_call",
+        ),
+        (
+            "stack_global",
+            pickle.dumps(_Call(os.system, f"touch {m}"), protocol=4),
+            f"{os.system.__module__}.system",
+        ),
+        (
+            "pathlib.touch",
+            pickle.dumps(_Call(pathlib.Path.touch, pathlib.Path(m)), protocol=2),
+            "__builtin__.getattr",
+        ),
+        (
+            "nested in dict",
+            _dict_pickle("model", _global("os", "system") + _str(f"touch {m}") + b"\x85R"),
+            "os.system",
+        ),
     ]
 
 
@@ -139,13 +174,28 @@ def test_code_executing_pickle_is_refused_by_name_before_it_runs(tmp_path, wrapp
         (b"K\x01K\x02a", "APPEND on int"),
         (b"\x8b\xff\xff\xff\x7f", "truncated pickle"),
         (b"X\xff\xff\xff\xff", "truncated pickle"),
-        (_global("torch._utils", "_rebuild_tensor_v2") + _tuple([b"]", b"K\x00", b")", b")"]) + b"R",
-         "tensor storage must come from a persistent id"),
+        (
+            _global("torch._utils", "_rebuild_tensor_v2") + _tuple([b"]", b"K\x00", b")", b")"]) + b"R",
+            "tensor storage must come from a persistent id",
+        ),
         (_tuple([_str("module"), _str("os")]) + b"Q", "unsupported persistent id"),
-        (_tuple([_str("storage"), _str("x"), _str("0"), _str("cpu"), _int(1)]) + b"Q",
-         "instead of a storage type"),
-        (_tuple([_str("storage"), _global("torch", "FloatStorage"), _str("../../etc/passwd"), _str("cpu"),
-                 _int(1)]) + b"Q", "malformed storage id"),
+        (
+            _tuple([_str("storage"), _str("x"), _str("0"), _str("cpu"), _int(1)]) + b"Q",
+            "instead of a storage type",
+        ),
+        (
+            _tuple(
+                [
+                    _str("storage"),
+                    _global("torch", "FloatStorage"),
+                    _str("../../etc/passwd"),
+                    _str("cpu"),
+                    _int(1),
+                ]
+            )
+            + b"Q",
+            "malformed storage id",
+        ),
         (_global("torch", "ComplexFloatStorage"), "refused pickle global torch.ComplexFloatStorage"),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
@@ -166,8 +216,10 @@ def test_torch_zip_records_and_views_out_of_range_are_refused(tmp_path):
         "negative stride": (_tensor(4, (2,), (-1,)), "invalid size"),
         "numel vs record": (_tensor(5, (5,), (1,)), "holds 16 bytes but is declared as 5 elements"),
         "missing record": (_tensor(4, (4,), (1,), key="9"), "no record 'archive/data/9'"),
-        "dtype clash": (b"(" + _tensor(4, (4,), (1,)) + _tensor(2, (2,), (1,), storage="DoubleStorage") + b"l",
-                        "storage '0' is used as 2 x float64 and as 4 x float32"),
+        "dtype clash": (
+            b"(" + _tensor(4, (4,), (1,)) + _tensor(2, (2,), (1,), storage="DoubleStorage") + b"l",
+            "storage '0' is used as 2 x float64 and as 4 x float32",
+        ),
     }
     for name, (tensor, message) in cases.items():
         path = tmp_path / f"{name}.pt"
@@ -237,9 +289,17 @@ def test_a_quarter_gib_claim_is_refused_before_allocation(tmp_path):
 
 def _legacy_tensor_pickle(numel):
     """A legacy main pickle: its persistent ids carry a sixth field (the view, None)."""
-    pid = _tuple([_str("storage"), _global("torch", "FloatStorage"), _str("0"), _str("cpu"), _int(numel), b"N"])
-    args = [pid + b"Q", _int(0), _tuple([_int(numel)]), _tuple([_int(1)]), b"\x89",
-            _global("collections", "OrderedDict") + b")R"]
+    pid = _tuple(
+        [_str("storage"), _global("torch", "FloatStorage"), _str("0"), _str("cpu"), _int(numel), b"N"]
+    )
+    args = [
+        pid + b"Q",
+        _int(0),
+        _tuple([_int(numel)]),
+        _tuple([_int(1)]),
+        b"\x89",
+        _global("collections", "OrderedDict") + b")R",
+    ]
     return _dict_pickle("w", _global("torch._utils", "_rebuild_tensor_v2") + _tuple(args) + b"R")
 
 
@@ -260,8 +320,9 @@ def test_npz_object_array_is_refused_without_unpickling(tmp_path):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         with zf.open("evil.npy", "w") as member:
-            np.lib.format.write_array(member, np.array([_Call(pathlib.Path.touch, marker)], dtype=object),
-                                      allow_pickle=True)
+            np.lib.format.write_array(
+                member, np.array([_Call(pathlib.Path.touch, marker)], dtype=object), allow_pickle=True
+            )
     path = tmp_path / "evil.npz"
     path.write_bytes(buf.getvalue())
     with pytest.raises(CheckpointError, match="holds Python objects, which need pickle: refused"):
@@ -286,8 +347,12 @@ def test_legacy_header_must_carry_torch_magic_and_protocol(tmp_path):
     cases = [
         (pickle.dumps(1234, protocol=2), "magic number is wrong"),
         (pickle.dumps(MAGIC, protocol=2) + pickle.dumps(999, protocol=2), "protocol version 999"),
-        (pickle.dumps(MAGIC, protocol=2) + pickle.dumps(1001, protocol=2) + pickle.dumps({"little_endian": False},
-                                                                                          protocol=2), "big-endian"),
+        (
+            pickle.dumps(MAGIC, protocol=2)
+            + pickle.dumps(1001, protocol=2)
+            + pickle.dumps({"little_endian": False}, protocol=2),
+            "big-endian",
+        ),
     ]
     for data, message in cases:
         with pytest.raises(CheckpointError, match=message):
@@ -332,8 +397,15 @@ def test_corrupted_bytes_load_or_raise_checkpoint_error(fmt, data):
     assert isinstance(out, dict)
 
 
-PREFIXES = [b"", b"PK\x03\x04", b"PK\x05\x06", b"\x80\x02", b"\x80\x04\x95", b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.",
-            struct.pack("<Q", 40) + b"{"]
+PREFIXES = [
+    b"",
+    b"PK\x03\x04",
+    b"PK\x05\x06",
+    b"\x80\x02",
+    b"\x80\x04\x95",
+    b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.",
+    struct.pack("<Q", 40) + b"{",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -341,4 +413,3 @@ PREFIXES = [b"", b"PK\x03\x04", b"PK\x05\x06", b"\x80\x02", b"\x80\x04\x95", b"\
 def test_random_bytes_raise_checkpoint_error(prefix, tail):
     with pytest.raises(CheckpointError):
         load(io.BytesIO(prefix + tail))
-

@@ -47,7 +47,11 @@ def test_every_dtype_and_shape_round_trips(tmp_path, dtype, as_path):
 
 def test_tensors_parameters_and_views_are_saved_as_plain_tensors(tmp_path):
     base = np.arange(12, dtype=np.float32).reshape(3, 4)
-    sd = {"t": mininn.tensor([1.0, 2.0], requires_grad=True), "transposed": base.T, "view": mininn.from_numpy(base[1])}
+    sd = {
+        "t": mininn.tensor([1.0, 2.0], requires_grad=True),
+        "transposed": base.T,
+        "view": mininn.from_numpy(base[1]),
+    }
     save(sd, tmp_path / "m.safetensors")
     out = load(tmp_path / "m.safetensors")
     np.testing.assert_array_equal(out["transposed"]._data, base.T)
@@ -135,26 +139,52 @@ def test_save_refuses_non_flat_or_non_tensor_values_naming_the_key(tmp_path):
         (struct.pack("<Q", 50) + b"{}", "truncated file: safetensors header length 50 exceeds the 2 bytes"),
         (struct.pack("<Q", 4) + b"{x:1", "not valid JSON"),
         (struct.pack("<Q", 2) + b"[]", "unrecognized checkpoint format"),
-        (_header_file({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "x": 1}, b"\0" * 4),
-         "'x' must be an object"),
-        (_header_file({"w": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}}, b"\0"),
-         "unsupported dtype 'F8_E4M3'"),
-        (_header_file({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, b"\0" * 4), "invalid shape"),
-        (_header_file({"w": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, b"\0" * 4),
-         "invalid shape"),
-        (_header_file({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, b"\0" * 8),
-         "invalid data_offsets"),
-        (_header_file({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8),
-         r"shape \(3,\) of F32 needs 12 bytes but data_offsets \[0, 8\] span 8"),
-        (_header_file({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                       "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}, b"\0" * 12),
-         "'a' and 'b' overlap at data offset 4"),
-        (_header_file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, b"\0" * 8),
-         "data bytes 0..4 belong to no tensor"),
-        (_header_file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 9),
-         "5 bytes after the last tensor"),
-        (_header_file({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, b"\0" * 9),
-         r"data_offsets \[0, 16\] exceed the 9 data bytes"),
+        (
+            _header_file({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "x": 1}, b"\0" * 4),
+            "'x' must be an object",
+        ),
+        (
+            _header_file({"w": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}}, b"\0"),
+            "unsupported dtype 'F8_E4M3'",
+        ),
+        (
+            _header_file({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, b"\0" * 4),
+            "invalid shape",
+        ),
+        (
+            _header_file({"w": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, b"\0" * 4),
+            "invalid shape",
+        ),
+        (
+            _header_file({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, b"\0" * 8),
+            "invalid data_offsets",
+        ),
+        (
+            _header_file({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8),
+            r"shape \(3,\) of F32 needs 12 bytes but data_offsets \[0, 8\] span 8",
+        ),
+        (
+            _header_file(
+                {
+                    "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                    "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]},
+                },
+                b"\0" * 12,
+            ),
+            "'a' and 'b' overlap at data offset 4",
+        ),
+        (
+            _header_file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, b"\0" * 8),
+            "data bytes 0..4 belong to no tensor",
+        ),
+        (
+            _header_file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 9),
+            "5 bytes after the last tensor",
+        ),
+        (
+            _header_file({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, b"\0" * 9),
+            r"data_offsets \[0, 16\] exceed the 9 data bytes",
+        ),
         (_header_file({"__metadata__": {"n": 1}}), r"__metadata__\['n'\] must be a string"),
         (struct.pack("<Q", 9) + b'{"a":NaN}', "non-JSON constant NaN"),
         (struct.pack("<Q", 15) + b'{"a":1,"a":2}  ', "repeats the key 'a'"),

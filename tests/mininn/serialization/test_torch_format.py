@@ -115,7 +115,13 @@ def test_torch_saved_nested_adam_checkpoint_loads_as_nested_containers(tmp_path)
         "optimizer": opt.state_dict(),
         "epoch": 3,
         "best": 0.25,
-        "config": {"name": "mlp", "layers": [3, 4, 2], "dropout": None, "tag": b"v1", "shape": torch.Size([3, 4])},
+        "config": {
+            "name": "mlp",
+            "layers": [3, 4, 2],
+            "dropout": None,
+            "tag": b"v1",
+            "shape": torch.Size([3, 4]),
+        },
     }
     torch.save(ckpt, tmp_path / "ckpt.pth")
     out = load(tmp_path / "ckpt.pth")
@@ -126,8 +132,10 @@ def test_torch_saved_nested_adam_checkpoint_loads_as_nested_containers(tmp_path)
 
 
 def test_torch_saved_parameter_loads_as_tensor_requiring_grad(tmp_path):
-    torch.save({"p": torch.nn.Parameter(torch.ones(2, 2)), "frozen": torch.nn.Parameter(torch.ones(1), False)},
-               tmp_path / "p.pt")
+    torch.save(
+        {"p": torch.nn.Parameter(torch.ones(2, 2)), "frozen": torch.nn.Parameter(torch.ones(1), False)},
+        tmp_path / "p.pt",
+    )
     out = load(tmp_path / "p.pt")
     assert out["p"].requires_grad and not out["frozen"].requires_grad
     np.testing.assert_array_equal(out["p"].detach()._data, np.ones((2, 2), np.float32))
@@ -154,7 +162,9 @@ def test_torch_pickle_protocol_4_file_loads(tmp_path):
 @pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
 def test_mininn_saved_tensor_of_every_dtype_loads_in_torch(tmp_path, dtype):
     ref = {"x": _sample(dtype), "scalar": _sample(dtype, ()), "empty": _sample(dtype, (0, 4))}
-    mine = {k: mininn.tensor(_as_float_or_plain(v)).to(str(dtype).removeprefix("torch.")) for k, v in ref.items()}
+    mine = {
+        k: mininn.tensor(_as_float_or_plain(v)).to(str(dtype).removeprefix("torch.")) for k, v in ref.items()
+    }
     save(mine, tmp_path / "m.pt")
     back = torch.load(tmp_path / "m.pt", weights_only=True)
     assert_same(mine, back)
@@ -178,8 +188,10 @@ def test_mininn_saved_nested_checkpoint_loads_in_torch_with_metadata(tmp_path):
     sd._metadata = OrderedDict([("", {"version": 1})])
     ckpt = {
         "model": sd,
-        "optimizer": {"state": {0: {"step": mininn.tensor(3.0), "exp_avg": mininn.zeros(4, 3)}},
-                      "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0, 1]}]},
+        "optimizer": {
+            "state": {0: {"step": mininn.tensor(3.0), "exp_avg": mininn.zeros(4, 3)}},
+            "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0, 1]}],
+        },
         "epoch": 3,
         "flags": [True, False, None],
         "big": 2**70,
