@@ -23,20 +23,11 @@ from mininn._backend import device_of, to_device
 from mininn._factories import default_generator
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
+from mininn.nn.functional._utils import c_name
 from mininn.nn.functional.linear import linear
 from mininn.tensor import Tensor
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
-
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-            "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
-def _c_name(t: Tensor) -> str:
-    """torch's C++ name of a dtype, as its attention messages print it."""
-    return _C_NAMES.get(t.dtype.name, t.dtype.name)
-
 
 # ---- the fused core ------------------------------------------------------------------
 def _softmax_last_(scores: Any, safe: bool) -> Any:
@@ -247,14 +238,14 @@ def _check_sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | N
     if not (query.dtype == key.dtype == value.dtype):
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
-            f"{_c_name(query)} key.dtype: {_c_name(key)} and value.dtype: {_c_name(value)} instead."
+            f"{c_name(query)} key.dtype: {c_name(key)} and value.dtype: {c_name(value)} instead."
         )
     if attn_mask is not None and attn_mask.dtype.name != "bool" and (
         not attn_mask.dtype.is_floating_point and attn_mask.dtype != query.dtype
     ):
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-            f"attn_mask.dtype: {_c_name(attn_mask)} and  query.dtype: {_c_name(query)} instead."
+            f"attn_mask.dtype: {c_name(attn_mask)} and  query.dtype: {c_name(query)} instead."
         )
     if query.shape[-1] != key.shape[-1]:
         batch = int(np.prod(query.shape[:-2]))

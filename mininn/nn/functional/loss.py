@@ -16,6 +16,8 @@ import numpy as np
 
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
+from mininn.nn.functional._utils import scalar_name
+from mininn.nn.functional.activation import log_softmax
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -23,22 +25,9 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "cross_entropy",
     "l1_loss",
-    "log_softmax_for_loss",
     "mse_loss",
     "nll_loss",
 ]
-
-_TORCH_TYPE_NAMES = {
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-    "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-    "bool": "Bool",
-}
-
-
-def _scalar_type(t: Tensor) -> str:
-    """torch's ScalarType name (``Float``, ``Long``) for error messages."""
-    return _TORCH_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
-
 
 # ---- reductions ----------------------------------------------------------------------
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
@@ -193,26 +182,6 @@ def l1_loss(
 
 
 # ---- log-softmax, nll and cross-entropy ----------------------------------------------
-class _LogSoftmax(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any, dim: int) -> Any:
-        shifted = x - x.max(axis=dim, keepdims=True)
-        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        ctx.save_for_backward(out)
-        ctx.dim = dim
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g - np.exp(out) * g.sum(axis=ctx.dim, keepdims=True), None
-
-
-def log_softmax_for_loss(input: Tensor, dim: int) -> Tensor:
-    """``log_softmax`` along ``dim`` (the cross-entropy building block)."""
-    return _LogSoftmax.apply(input, dim % max(input.ndim, 1))
-
-
 class _NLLLoss(Function):
     """Picks ``-logp[n, target[n], ...]``, weighted, skipping ``ignore_index``."""
 
@@ -249,7 +218,7 @@ def _check_nll_shapes(input: Tensor, target: Tensor, n_classes: int, weight: Ten
             )
     if target.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_scalar_type(target)}"
+            f"expected target dtype to be Long or Byte, but got {scalar_name(target)}"
         )
     if input.ndim <= 2 and target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -364,7 +333,7 @@ def _cross_entropy_probs(
 ) -> Tensor:
     class_dim = 0 if input.ndim == 1 else 1
     n_classes = input.shape[class_dim]
-    logp = log_softmax_for_loss(input, class_dim)
+    logp = log_softmax(input, class_dim)
     if label_smoothing > 0.0:
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
     w = _weight_view(weight, input.ndim, class_dim, input._data.dtype)
@@ -384,7 +353,7 @@ def _cross_entropy_smoothed(
 ) -> Tensor:
     class_dim = 0 if input.ndim == 1 else 1
     n_classes = input.shape[class_dim]
-    logp = log_softmax_for_loss(input, class_dim)
+    logp = log_softmax(input, class_dim)
     nll, index, w_target = _nll(logp, target, weight, ignore_index, reduction)
     valid = np.expand_dims(target._data != ignore_index, class_dim)
     coef = valid.astype(input._data.dtype)
@@ -427,7 +396,7 @@ def cross_entropy(
         if not target.dtype.is_floating_point:
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
-                f"{_scalar_type(target)}"
+                f"{scalar_name(target)}"
             )
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
@@ -440,7 +409,7 @@ def cross_entropy(
         )
     if input.ndim == 0:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    logp = log_softmax_for_loss(input, 0 if input.ndim == 1 else 1)
+    logp = log_softmax(input, 0 if input.ndim == 1 else 1)
     return _nll(logp, target, weight, ignore_index, reduction)[0]
 
 
