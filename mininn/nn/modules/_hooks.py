@@ -11,8 +11,10 @@ and the tensor outputs of ``forward`` each pass through one multi-input,
 multi-output identity node (``BackwardHookFunction``). The output-side node
 sees ``grad_output`` first and runs the backward pre-hooks (which may replace
 it); the input-side node then sees ``grad_input`` and runs the full backward
-hooks (which may replace it). Positions that hold no tensor, and tensors that
-need no gradient, appear as ``None``.
+hooks (which may replace it). As in torch 2.13: positions that hold no tensor
+are ``None``; in ``grad_output`` so are outputs that got no gradient; in
+``grad_input`` a tensor argument that got no gradient (unused, or not
+requiring grad) shows zeros, because torch materializes them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mininn._backend import array_module, device_of
 from mininn.autograd.function import Function, Node, _edge
 from mininn.autograd.grad_mode import _state
 from mininn.tensor import Tensor
@@ -342,6 +345,10 @@ class _HookNode(Node):
         return tuple(self.callback([None if g is None or g.dtype == _NO_GRAD else g for g in grads]))
 
 
+def _zeros_like(array: Any) -> Any:
+    return array_module(device_of(array)).zeros(array.shape, array.dtype)
+
+
 def _to_tensors(grads: list[Any] | tuple[Any, ...]) -> tuple[Tensor | None, ...]:
     return tuple(None if g is None else Tensor(g) for g in grads)
 
@@ -389,6 +396,7 @@ class BackwardHook:
         self.output_tensors_index: list[int] | None = None
         self.n_inputs = -1
         self.input_tensors_index: list[int] | None = None
+        self._input_arrays: list[Any] = []
 
     @staticmethod
     def _pack_with_none(indices: list[int], values: Any, size: int) -> tuple[Any, ...]:
@@ -412,6 +420,8 @@ class BackwardHook:
 
     def setup_input_hook(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         res, idx = self._apply_on_tensors(self._on_grad_input, args)
+        if idx is not None:
+            self._input_arrays = [args[i]._data for i in idx]
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res
@@ -466,6 +476,9 @@ class BackwardHook:
         if self.grad_outputs is None:
             return grads
         assert self.input_tensors_index is not None
+        grads = [
+            _zeros_like(self._input_arrays[i]) if g is None else g for i, g in enumerate(grads)
+        ]
         res = self._pack_with_none(self.input_tensors_index, _to_tensors(grads), self.n_inputs)
         for hook in self.user_hooks:
             out = hook(self.module, res, self.grad_outputs)
