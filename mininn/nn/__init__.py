@@ -16,13 +16,27 @@ from mininn.nn.modules import (
     register_module_module_registration_hook,
     register_module_parameter_registration_hook,
 )
+from mininn.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+)
 from mininn.nn.parameter import Buffer, Parameter
 
 __all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
     "Buffer",
+    "CrossEntropyLoss",
+    "L1Loss",
+    "MSELoss",
     "Module",
     "ModuleDict",
     "ModuleList",
+    "NLLLoss",
     "Parameter",
     "ParameterDict",
     "ParameterList",

@@ -1,6 +1,14 @@
 """Layers and containers; ``Module`` is the base class of all of them."""
 
 from mininn.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from mininn.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+)
 from mininn.nn.modules.module import (
     Module,
     register_module_backward_hook,
@@ -14,9 +22,15 @@ from mininn.nn.modules.module import (
 )
 
 __all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "L1Loss",
+    "MSELoss",
     "Module",
     "ModuleDict",
     "ModuleList",
+    "NLLLoss",
     "ParameterDict",
     "ParameterList",
     "Sequential",
