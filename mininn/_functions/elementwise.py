@@ -86,6 +86,25 @@ def apply_binary(fn: type[Function], a: Any, b: Any) -> Any:
         raise broadcast_error(np.shape(_raw(a)), np.shape(_raw(b))) from None
 
 
+def _binary(fn: type[Function], input: Any, other: Any) -> Any:
+    """Coerce the operands, then ``apply_binary`` (the hot path of ``+ - * /``)."""
+    tensor_cls = _t.Tensor
+    if (
+        isinstance(input, tensor_cls)
+        and isinstance(other, tensor_cls)
+        and input._data.dtype == other._data.dtype
+    ):
+        a, b = input, other
+    else:
+        a, b = coerce(input, other)
+    try:
+        return fn.apply(a, b)
+    except ValueError as err:
+        if "broadcast" not in str(err):
+            raise
+        raise broadcast_error(np.shape(_raw(a)), np.shape(_raw(b))) from None
+
+
 def _shape(x: Any) -> tuple[int, ...] | None:
     """The shape of an array operand; None for a Python scalar (no gradient)."""
     return getattr(x, "shape", None)
@@ -98,7 +117,7 @@ def _reduce(g: Any, shape: tuple[int, ...] | None) -> Any:
 class Add(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.shapes = (_shape(a), _shape(b))
+        ctx.shapes = (getattr(a, "shape", None), getattr(b, "shape", None))
         return a + b
 
     @staticmethod
@@ -110,7 +129,7 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.shapes = (_shape(a), _shape(b))
+        ctx.shapes = (getattr(a, "shape", None), getattr(b, "shape", None))
         return a - b
 
     @staticmethod
@@ -276,8 +295,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """``input + alpha * other`` with broadcasting."""
     if alpha != 1:
         other = mul(other, alpha)
-    a, b = coerce(input, other)
-    return apply_binary(Add, a, b)
+    return _binary(Add, input, other)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
@@ -301,8 +319,7 @@ def _is_bool(x: Any) -> bool:
 
 def mul(input: Any, other: Any) -> Any:
     """``input * other`` with broadcasting."""
-    a, b = coerce(input, other)
-    return apply_binary(Mul, a, b)
+    return _binary(Mul, input, other)
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:

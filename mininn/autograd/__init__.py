@@ -1,6 +1,7 @@
 """Reverse-mode autograd: grad-mode switches, ``Function`` and the engine."""
 
 from mininn.autograd.function import Context, Function, Node
+from mininn.autograd.gradients import GradcheckError, grad, gradcheck
 from mininn.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -12,8 +13,11 @@ from mininn.autograd.grad_mode import (
 __all__ = [
     "Context",
     "Function",
+    "GradcheckError",
     "Node",
     "enable_grad",
+    "grad",
+    "gradcheck",
     "inference_mode",
     "is_grad_enabled",
     "no_grad",

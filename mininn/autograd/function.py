@@ -41,6 +41,9 @@ from mininn.autograd.grad_mode import _state
 if TYPE_CHECKING:
     from mininn.tensor import Tensor
 
+# outputs of these dtypes get a grad_fn; others (indices, masks) never require grad
+_FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point)
+
 # mininn.tensor imports this module; Tensor is reached through the module object at call time
 _tensor_module = importlib.import_module("mininn.tensor")
 
@@ -272,10 +275,12 @@ class Function:
                 raw_args.append([t._data for t in a])
             else:
                 raw_args.append(a)
+        ctx = Context()
         if kwargs:
             kwargs = {k: (v._data if isinstance(v, tensor_cls) else v) for k, v in kwargs.items()}
-        ctx = Context()
-        out = cls.forward(ctx, *raw_args, **kwargs)
+            out = cls.forward(ctx, *raw_args, **kwargs)
+        else:
+            out = cls.forward(ctx, *raw_args)
         if needs_grad and _state.enabled:
             return _record(cls, ctx, args, out)
         if type(out) is tuple:
@@ -299,26 +304,26 @@ def _record(cls: type[Function], ctx: Context, args: tuple[Any, ...], out: Any) 
             sub = [_edge(t) for t in a]
             edges.extend(sub)
             layout.append(len(a))
-            needs.append(any(e is not None for e in sub))
+            needs.append(sub.count(None) < len(sub))
         else:
             layout.append(-1)
             needs.append(False)
     ctx.needs_input_grad = tuple(needs)
-    outs = out if type(out) is tuple else (out,)
-    node = Node(cls, ctx, tuple(edges), tuple(layout), tuple((o.shape, o.dtype) for o in outs))
+    if type(out) is not tuple:
+        node = Node(cls, ctx, tuple(edges), tuple(layout), ((out.shape, out.dtype),))
+        result = tensor_cls(out)
+        if out.dtype in _FLOAT_NP:
+            result.grad_fn = node
+        return result
+    node = Node(cls, ctx, tuple(edges), tuple(layout), tuple([(o.shape, o.dtype) for o in out]))
     results = []
-    for i, o in enumerate(outs):
+    for i, o in enumerate(out):
         t = tensor_cls(o)
-        if _differentiable(t._data.dtype):
+        if o.dtype in _FLOAT_NP:
             t.grad_fn = node
             t._output_nr = i
         results.append(t)
-    return tuple(results) if type(out) is tuple else results[0]
-
-
-def _differentiable(np_dtype: Any) -> bool:
-    d = _FROM_NP.get(np_dtype)
-    return d is not None and d.is_floating_point
+    return tuple(results)
 
 
 def _raise_mixed_devices(tensors: Sequence[Any]) -> None:
@@ -370,21 +375,35 @@ def _add(a: Any, b: Any) -> Any:
 
 
 def run_backward(
-    roots: Sequence[Tensor], grad_roots: Sequence[Any], retain_graph: bool = False
-) -> None:
-    """Backpropagate ``grad_roots`` from ``roots`` into every reachable leaf's ``.grad``."""
+    roots: Sequence[Tensor],
+    grad_roots: Sequence[Any],
+    retain_graph: bool = False,
+    capture: Sequence[tuple[Node, int]] | None = None,
+) -> list[Any] | None:
+    """Backpropagate ``grad_roots`` from ``roots`` into every reachable leaf's ``.grad``.
+
+    With ``capture`` (graph edges of the tensors ``autograd.grad`` differentiates
+    against), the gradients reaching those edges are returned instead and no
+    leaf's ``.grad`` changes.
+    """
     buffers: dict[Node, list[Any]] = {}
     root_nodes: list[Node] = []
-    for t, g in zip(roots, grad_roots):
+    for i, (t, g) in enumerate(zip(roots, grad_roots)):
         edge = _edge(t)
         if edge is None:
             raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn"
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
         node, nr = edge
         buf = buffers.setdefault(node, [None] * node.n_outputs)
         buf[nr] = _add(buf[nr], g)
         root_nodes.append(node)
+    captured: list[Any] | None = None
+    targets: dict[Node, list[tuple[int, int]]] = {}
+    if capture is not None:
+        captured = [None] * len(capture)
+        for i, (node, nr) in enumerate(capture):
+            targets.setdefault(node, []).append((nr, i))
     deps = _collect(root_nodes)
     ready = [n for n in dict.fromkeys(root_nodes) if deps[n] == 0]
     prev_mode = _state.enabled
@@ -393,6 +412,12 @@ def run_backward(
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
+            if captured is not None:
+                if grads is not None and node in targets:
+                    for nr, i in targets[node]:
+                        captured[i] = grads[nr]
+                if type(node) is AccumulateGrad:
+                    continue
             input_grads: tuple[Any, ...] = ()
             if grads is not None and any(g is not None for g in grads):
                 grads = _fill_missing(node, grads)
@@ -418,6 +443,7 @@ def run_backward(
                     ready.append(nxt)
     finally:
         _state.enabled = prev_mode
+    return captured
 
 
 def _fill_missing(node: Node, grads: list[Any]) -> list[Any]:
