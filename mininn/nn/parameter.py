@@ -9,7 +9,6 @@ flag (whether it goes into ``state_dict``).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -54,10 +53,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         if id(self) in memo:
             return memo[id(self)]
+        # Like torch: data and requires_grad only (no grad, hooks or extra attributes).
         result = type(self).__new__(type(self))
         Parameter.__init__(result, Tensor(self._data.copy()), self.requires_grad)
-        if self.__dict__:
-            result.__dict__.update(copy.deepcopy(self.__dict__, memo))
         memo[id(self)] = result
         return result
 
