@@ -494,18 +494,19 @@ class _BCE(Function):
         losses = -(t * log_x + (1 - t) * log_1mx)
         if weight is not None:
             losses = losses * weight
-        ctx.save_for_backward(x, t, weight, log_x, log_1mx)
+        ctx.save_for_backward(x, t, weight)
         ctx.reduction = reduction
         return _reduce(losses.astype(x.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        x, t, weight, log_x, log_1mx = ctx.saved_tensors
+        x, t, weight = ctx.saved_tensors
         g = _expand_grad(g, x.shape, ctx.reduction)
         if weight is not None:
             g = g * weight
         grad_x = g * (x - t) / np.maximum((1 - x) * x, 1e-12)
-        grad_t = g * (log_1mx - log_x)
+        with np.errstate(divide="ignore"):
+            grad_t = g * (np.log1p(-x) - np.log(x))  # -logit(x), unclamped as in torch
         return grad_x.astype(x.dtype, copy=False), grad_t.astype(t.dtype, copy=False), None, None
 
 
