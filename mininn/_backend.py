@@ -28,14 +28,14 @@ class device:  # noqa: N801 - torch's name
         kind, _, num = type.partition(":")
         if kind not in ("cpu", "cuda"):
             raise RuntimeError(
-                "Expected one of cpu, cuda device type at start of device string: " + type
+                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+                "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start "
+                "of device string: " + type
             )
         if num:
             if not num.isdigit() or index is not None:
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(num)
-        if kind == "cpu" and index not in (None, 0):
-            raise RuntimeError(f"CPU device index must be -1 or zero, got {index}")
         self.type = kind
         self.index = None if kind == "cpu" else index
 

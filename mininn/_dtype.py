@@ -109,7 +109,5 @@ def set_default_dtype(d: dtype) -> None:
     """Set the default floating-point dtype (float16, float32 or float64)."""
     d = as_dtype(d)
     if d not in (float16, float32, float64):
-        raise TypeError(
-            f"only floating-point types are supported as the default type, got {d}"
-        )
+        raise TypeError("only floating-point types are supported as the default type")
     _default.value = d

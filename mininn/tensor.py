@@ -168,7 +168,7 @@ class Tensor:
             )
         if value and not self.dtype.is_floating_point:
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
+                "only Tensors of floating point dtype can require gradients"
             )
         self._requires_grad = bool(value)
 
@@ -795,6 +795,8 @@ def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, 
                 dev = a
         elif isinstance(a, bool):
             continue  # non_blocking / copy positional flags
+        elif isinstance(a, int):
+            dev = f"cuda:{a}"  # torch: an int is an accelerator index
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
     return (

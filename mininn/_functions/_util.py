@@ -36,6 +36,25 @@ def torch_type_name(np_dtype: Any) -> str:
     return TORCH_TYPE_NAMES[_dtype.from_numpy_dtype(np_dtype).name]
 
 
+_CPP_NAMES = {
+    "Float": "float",
+    "Double": "double",
+    "Half": "c10::Half",
+    "BFloat16": "c10::BFloat16",
+    "Long": "long int",
+    "Int": "int",
+    "Short": "short int",
+    "Char": "signed char",
+    "Byte": "unsigned char",
+    "Bool": "bool",
+}
+
+
+def cpp_type_name(np_dtype: Any) -> str:
+    """The C++ type name some torch messages use (``float``, ``long int``)."""
+    return _CPP_NAMES[torch_type_name(np_dtype)]
+
+
 def legacy_type_name(np_dtype: Any) -> str:
     """torch's legacy tensor type name in messages: ``torch.FloatTensor`` for float32."""
     return f"torch.{torch_type_name(np_dtype)}Tensor"

@@ -19,6 +19,7 @@ from mininn._functions._util import (
     _FLOAT,
     broadcast_error,
     category,
+    cpp_type_name,
     promote_arrays,
     scalar_result_dtype,
     tensor_module,
@@ -306,7 +307,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     if _is_bool(a) and _is_bool(b):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            "Use the `^` or `logical_xor()` operator instead."
         )
     return apply_binary(Sub, a, b)
 
@@ -467,7 +468,7 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:
     if mask._data.dtype.kind != "b":
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_dtype.from_numpy_dtype(mask._data.dtype).name}"
+            f"{cpp_type_name(mask._data.dtype)}"
         )
     if isinstance(value, _t.Tensor):
         if value._data.ndim != 0:
@@ -548,9 +549,9 @@ def logical_not(input: Any) -> Any:
 
 def bitwise_not(input: Any) -> Any:
     """``~input``: logical not for bool tensors, bitwise not for integers."""
-    if input._data.dtype.kind == "f" or category(input._data.dtype) == _FLOAT:
+    if category(input._data.dtype) == _FLOAT:
         raise TypeError(
-            f"bitwise_not_cpu not implemented for '{torch_type_name(input._data.dtype)}'"
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
         )
     return _t.Tensor(np.invert(input._data))
 
@@ -560,7 +561,7 @@ def _bitwise(op: Any, name: str) -> Any:
         a, b = coerce(input, other)
         for x in (a, b):
             if isinstance(x, _t.Tensor) and category(x._data.dtype) == _FLOAT:
-                raise RuntimeError(
+                raise NotImplementedError(
                     f"\"{name}_cpu\" not implemented for '{torch_type_name(x._data.dtype)}'"
                 )
         return _t.Tensor(np.asarray(op(_raw(a), _raw(b))))

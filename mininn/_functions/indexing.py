@@ -6,6 +6,7 @@ gather, index_select, masked_select, narrow and nonzero.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -41,8 +42,21 @@ def _is_advanced(key: Any) -> bool:
     return isinstance(key, np.ndarray)
 
 
+_MASK_MISMATCH = re.compile(
+    r"boolean index did not match indexed array along (?:axis|dimension) (\d+); size of "
+    r"(?:axis|dimension) is (\d+) but size of corresponding boolean (?:axis|dimension) is (\d+)"
+)
+
+
 def _torch_index_error(err: IndexError) -> IndexError:
     msg = str(err)
+    m = _MASK_MISMATCH.search(msg)
+    if m:
+        axis, size, mask = m.groups()
+        return IndexError(
+            f"The shape of the mask [{mask}] at index {axis} does not match the shape of the "
+            f"indexed tensor [{size}] at index {axis}"
+        )
     if "out of bounds for axis" in msg:
         return IndexError(msg.replace("for axis", "for dimension"))
     if msg.startswith("too many indices for array"):
@@ -166,13 +180,16 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
     axis = wrap_dim(dim, input._data.ndim)
     idx = index._data
-    if idx.dtype != np.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.dtype not in (np.int32, np.int64):
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if idx.ndim != input._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if input._data.ndim == 0:
         return Index.apply(input, ())
-    return Gather.apply(input, axis, idx)
+    try:
+        return Gather.apply(input, axis, idx)
+    except IndexError as err:
+        raise RuntimeError(str(_torch_index_error(err))) from None
 
 
 def index_select(input: Any, dim: int, index: Any) -> Any:
@@ -181,22 +198,19 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     idx = index._data if isinstance(index, _t.Tensor) else np.asarray(index)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if idx.dtype.kind not in "iu":
-        raise IndexError(
-            "index_select(): Expected dtype int32/int64 for index but got: "
-            f"{_t.Tensor(idx).dtype}".replace("mininn.", "").capitalize()
-        )
-    try:
-        return IndexSelect.apply(input, axis, idx.reshape(-1))
-    except IndexError as err:
-        raise _torch_index_error(err) from None
+    if idx.dtype not in (np.int32, np.int64):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    idx = idx.reshape(-1)
+    if idx.size and (idx.min() < -input._data.shape[axis] or idx.max() >= input._data.shape[axis]):
+        raise IndexError("index out of range in self")
+    return IndexSelect.apply(input, axis, idx)
 
 
 def masked_select(input: Any, mask: Any) -> Any:
     """The elements where ``mask`` is True, as a 1-D tensor (mask broadcasts)."""
     if mask._data.dtype.kind != "b":
         raise RuntimeError(
-            f"masked_select: expected BoolTensor for mask, got {_t.Tensor(mask._data).dtype}"
+            "masked_select: expected BoolTensor for mask"
         )
     shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     from mininn._functions.shape import expand

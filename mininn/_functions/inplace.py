@@ -18,7 +18,7 @@ import numpy as np
 from mininn._backend import to_device
 from mininn._functions import elementwise as E
 from mininn._functions import unary as U
-from mininn._functions._util import category, tensor_module, torch_type_name
+from mininn._functions._util import category, scalar_result_dtype, tensor_module, torch_type_name
 from mininn._functions.conversion import Clone, cast
 from mininn.autograd.grad_mode import _state
 
@@ -99,7 +99,7 @@ def _binary_fast(self: Any, other: Any, ufunc: Any, op: Callable[..., Any]) -> A
             return _apply(self, op, other)
     else:
         o = other
-        if type(o) is float and category(self._data.dtype) < 2:
+        if scalar_result_dtype(self._data.dtype, o) != self._data.dtype:
             return _apply(self, op, other)
     try:
         ufunc(self._data, o, out=self._data, casting="unsafe")

@@ -81,17 +81,17 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
     """Join tensors along an existing dim (dtypes promote, as in torch)."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, _t.Tensor):
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
     # torch skips legacy 1-D empty tensors when the others have more dims
-    kept = [t for t in tensors if not (t._data.shape == (0,))] or tensors[:1]
-    ref = kept[0]._data
+    kept = [(i, t) for i, t in enumerate(tensors) if t._data.shape != (0,)] or [(0, tensors[0])]
+    ref = kept[0][1]._data
     axis = wrap_dim(dim, ref.ndim)
-    for t in kept:
+    for number, t in kept:
         shape = t._data.shape
         if len(shape) != ref.ndim:
             raise RuntimeError(
@@ -101,10 +101,10 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
             if d != axis and shape[d] != ref.shape[d]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {axis}. Expected size "
-                    f"{ref.shape[d]} but got size {shape[d]} for tensor number {tensors.index(t)} "
+                    f"{ref.shape[d]} but got size {shape[d]} for tensor number {number} "
                     "in the list."
                 )
-    return Cat.apply(_promoted(kept), axis)
+    return Cat.apply(_promoted([t for _, t in kept]), axis)
 
 
 concat = cat

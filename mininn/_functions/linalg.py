@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import torch_type_name, unbroadcast
+from mininn._functions._util import cpp_type_name, unbroadcast
 from mininn.autograd.function import Context, Function
 
 
@@ -51,8 +51,8 @@ def _check_matmul(a: Any, b: Any) -> None:
         )
     if a.dtype != b.dtype:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_type_cpp(a.dtype)} != "
-            f"{_type_cpp(b.dtype)}"
+            f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(a.dtype)} != "
+            f"{cpp_type_name(b.dtype)}"
         )
     k_a = a.shape[-1]
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
@@ -87,16 +87,6 @@ def _check_batch(a: Any, b: Any) -> None:
             f"The size of tensor a ({batch_a[-1]}) must match the size of tensor b "
             f"({batch_b[-1]}) at non-singleton dimension {max(len(batch_a), len(batch_b)) - 1}"
         ) from None
-
-
-_CPP_NAMES = {"Float": "float", "Double": "double", "Half": "c10::Half", "Long": "long int",
-              "Int": "int", "BFloat16": "c10::BFloat16", "Short": "short int", "Char": "signed char",
-              "Byte": "unsigned char", "Bool": "bool"}
-
-
-def _type_cpp(np_dtype: Any) -> str:
-    """The C++ type name torch's matmul messages use (``float``, ``double``)."""
-    return _CPP_NAMES[torch_type_name(np_dtype)]
 
 
 def matmul(input: Any, other: Any) -> Any:

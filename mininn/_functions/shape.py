@@ -202,7 +202,14 @@ def unflatten(input: Any, dim: int, sizes: Any) -> Any:
     """Split dim ``dim`` into ``sizes`` (one may be -1)."""
     shape = input._data.shape
     d = wrap_dim(dim, len(shape))
-    sizes = _infer_shape(tuple(int(s) for s in sizes), shape[d])
+    sizes = tuple(int(s) for s in sizes)
+    try:
+        sizes = _infer_shape(sizes, shape[d])
+    except RuntimeError:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+            f"({shape[d]}) in the input tensor"
+        ) from None
     return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
 
@@ -270,9 +277,9 @@ def flip(input: Any, *dims: Any) -> Any:
     """Reverse the order of elements along ``dims``."""
     dims = shape_args(dims)
     axes = tuple(wrap_dim(d, input._data.ndim) for d in dims)
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(axes)}, "
-                           f"but unique flip dims size={len(set(axes))}")
+    for i, d in enumerate(axes):
+        if d in axes[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return Flip.apply(input, axes)
 
 

@@ -54,7 +54,7 @@ class LogSoftmax(Function):
 def _prepare(input: Any, dim: int, dtype: Any, kernel: str) -> tuple[Any, int]:
     x = input if dtype is None else cast(input, _dtype.as_dtype(dtype).np)
     if category(x._data.dtype) < _FLOAT:
-        raise RuntimeError(
+        raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{torch_type_name(x._data.dtype)}'"
         )
     return x, wrap_dim(dim, x._data.ndim) if x._data.ndim else -1

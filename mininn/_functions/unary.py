@@ -15,7 +15,7 @@ import numpy as np
 from numpy.polynomial import chebyshev
 
 from mininn import _dtype
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name
+from mininn._functions._util import _FLOAT, category, tensor_module
 from mininn._functions.conversion import cast
 from mininn.autograd.function import Context, Function
 
@@ -310,14 +310,14 @@ def sigmoid(input: Any) -> Any:
 def relu(input: Any) -> Any:
     """``max(x, 0)``; the gradient at 0 is 0, as in torch."""
     if input._data.dtype.kind == "b":
-        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
+        raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(input)
 
 
 def abs(input: Any) -> Any:  # noqa: A001 - torch's name
     """Absolute value; the gradient at 0 is 0."""
     if input._data.dtype.kind == "b":
-        raise RuntimeError("\"abs_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return Abs.apply(input)
 
 
@@ -367,8 +367,3 @@ def round(input: Any, *, decimals: int = 0) -> Any:  # noqa: A001 - torch's name
     if category(input._data.dtype) < _FLOAT:
         return input.clone()
     return _t.Tensor(np.round(input._data, decimals))
-
-
-def _check_not_bool(input: Any, name: str) -> None:
-    if input._data.dtype.kind == "b":
-        raise RuntimeError(f"\"{name}\" not implemented for '{torch_type_name(input._data.dtype)}'")

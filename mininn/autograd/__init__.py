@@ -1,7 +1,6 @@
 """Reverse-mode autograd: grad-mode switches, ``Function`` and the engine."""
 
 from mininn.autograd.function import Context, Function, Node
-from mininn.autograd.gradients import GradcheckError, grad, gradcheck
 from mininn.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -9,6 +8,7 @@ from mininn.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from mininn.autograd.gradients import GradcheckError, grad, gradcheck
 
 __all__ = [
     "Context",
