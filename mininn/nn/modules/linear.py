@@ -1,0 +1,70 @@
+"""``Identity`` and ``Linear``."""
+
+# ruff: noqa: A002 - torch names the forward argument `input`
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from mininn._factories import empty
+from mininn.nn import functional as F
+from mininn.nn import init
+from mininn.nn.modules.module import Module
+from mininn.nn.parameter import Parameter
+from mininn.tensor import Tensor
+
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Returns its input unchanged; any constructor arguments are ignored."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``.
+
+    Args:
+        in_features: size of each input sample (last dim).
+        out_features: size of each output sample.
+        bias: whether to learn an additive bias. Default ``True``.
+        device: where the parameters live. Default cpu.
+        dtype: parameter dtype. Default the default float dtype.
+
+    Attributes:
+        weight: ``(out_features, in_features)``, initialised from U(-k, k), ``k = 1/sqrt(in_features)``.
+        bias: ``(out_features,)``, from U(-k, k), or ``None``.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-draw ``weight`` with ``kaiming_uniform_(a=sqrt(5))`` and ``bias`` from U(+-1/sqrt(fan_in))."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        bias = self.bias is not None
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={bias}"
