@@ -150,7 +150,7 @@ def tensor(
     if isinstance(data, Tensor):
         arr = np.array(to_device(data._data, as_device("cpu")))
         dt = data.dtype if dtype is None else _dtype.as_dtype(dtype)
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, (np.ndarray, np.generic)):  # NumPy arrays and scalars keep their dtype
         arr = np.array(data)
         dt = _dtype.from_numpy_dtype(arr.dtype) if dtype is None else _dtype.as_dtype(dtype)
     else:

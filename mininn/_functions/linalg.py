@@ -23,6 +23,8 @@ class MatMul(Function):
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if a.ndim == 1 and b.ndim == 1:  # inner product: g is 0-d
+            return (g * b if need_a else None), (g * a if need_b else None)
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
         g2 = g
