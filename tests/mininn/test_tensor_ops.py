@@ -24,27 +24,27 @@ def _rand(shape, dtype, seed=0, positive=False):
 
 
 BINARY = {
-    "add": lambda L, a, b: a + b,
-    "radd": lambda L, a, b: 2.5 + a,
-    "sub": lambda L, a, b: a - b,
-    "rsub": lambda L, a, b: 1.5 - b,
-    "mul": lambda L, a, b: a * b,
-    "rmul": lambda L, a, b: 3 * a,
-    "div": lambda L, a, b: a / b,
-    "rdiv": lambda L, a, b: 2 / b,
-    "pow_tensor": lambda L, a, b: a.abs() ** b,
-    "pow_scalar": lambda L, a, b: a**3,
-    "rpow": lambda L, a, b: 2**b,
-    "add_alpha": lambda L, a, b: a.add(b, alpha=2),
-    "sub_alpha": lambda L, a, b: L.sub(a, b, alpha=0.5),
-    "maximum": lambda L, a, b: L.maximum(a, b),
-    "minimum": lambda L, a, b: L.minimum(a, b),
-    "where": lambda L, a, b: L.where(a > b, a, b),
-    "where_scalar": lambda L, a, b: L.where(a > 0, a, 0.0),
-    "remainder": lambda L, a, b: L.remainder(a, b.abs() + 0.5),
-    "masked_fill": lambda L, a, b: (a * b).masked_fill(b > 0, -1.0),
-    "clamp_tensor": lambda L, a, b: a.clamp(min=b),
-    "matmul_shape_safe": lambda L, a, b: (a * b).sum(-1),
+    "add": lambda lib, a, b: a + b,
+    "radd": lambda lib, a, b: 2.5 + a,
+    "sub": lambda lib, a, b: a - b,
+    "rsub": lambda lib, a, b: 1.5 - b,
+    "mul": lambda lib, a, b: a * b,
+    "rmul": lambda lib, a, b: 3 * a,
+    "div": lambda lib, a, b: a / b,
+    "rdiv": lambda lib, a, b: 2 / b,
+    "pow_tensor": lambda lib, a, b: a.abs() ** b,
+    "pow_scalar": lambda lib, a, b: a**3,
+    "rpow": lambda lib, a, b: 2**b,
+    "add_alpha": lambda lib, a, b: a.add(b, alpha=2),
+    "sub_alpha": lambda lib, a, b: lib.sub(a, b, alpha=0.5),
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: lib.minimum(a, b),
+    "where": lambda lib, a, b: lib.where(a > b, a, b),
+    "where_scalar": lambda lib, a, b: lib.where(a > 0, a, 0.0),
+    "remainder": lambda lib, a, b: lib.remainder(a, b.abs() + 0.5),
+    "masked_fill": lambda lib, a, b: (a * b).masked_fill(b > 0, -1.0),
+    "clamp_tensor": lambda lib, a, b: a.clamp(min=b),
+    "matmul_shape_safe": lambda lib, a, b: (a * b).sum(-1),
 }
 
 
@@ -56,32 +56,32 @@ def test_binary_op_matches_torch_with_broadcasting(name, dtype):
 
 
 UNARY = {
-    "neg": lambda L, a: -a,
-    "exp": lambda L, a: a.exp(),
-    "expm1": lambda L, a: L.expm1(a),
-    "log": lambda L, a: (a.abs() + 0.1).log(),
-    "log1p": lambda L, a: L.log1p(a.abs()),
-    "sqrt": lambda L, a: (a.abs() + 0.1).sqrt(),
-    "rsqrt": lambda L, a: (a.abs() + 0.1).rsqrt(),
-    "reciprocal": lambda L, a: (a.abs() + 0.1).reciprocal(),
-    "tanh": lambda L, a: a.tanh(),
-    "sigmoid": lambda L, a: a.sigmoid(),
-    "relu": lambda L, a: a.relu(),
-    "abs": lambda L, a: a.abs(),
-    "sin": lambda L, a: a.sin(),
-    "cos": lambda L, a: a.cos(),
-    "square": lambda L, a: L.square(a),
-    "erf": lambda L, a: (a * 2).erf(),
-    "clamp": lambda L, a: a.clamp(-0.5, 0.7),
-    "clamp_min": lambda L, a: a.clamp(min=0.1),
-    "clamp_max": lambda L, a: L.clamp(a, max=0.1),
-    "clip": lambda L, a: a.clip(-1, 1),
-    "softmax": lambda L, a: a.softmax(-1),
-    "softmax_dim0": lambda L, a: L.softmax(a, 0),
-    "log_softmax": lambda L, a: a.log_softmax(1),
-    "sign_times": lambda L, a: a * a.sign(),
-    "floor_ceil_round": lambda L, a: a.floor() + a.ceil() + a.round() + a.trunc() + a,
-    "pos": lambda L, a: +a,
+    "neg": lambda lib, a: -a,
+    "exp": lambda lib, a: a.exp(),
+    "expm1": lambda lib, a: lib.expm1(a),
+    "log": lambda lib, a: (a.abs() + 0.1).log(),
+    "log1p": lambda lib, a: lib.log1p(a.abs()),
+    "sqrt": lambda lib, a: (a.abs() + 0.1).sqrt(),
+    "rsqrt": lambda lib, a: (a.abs() + 0.1).rsqrt(),
+    "reciprocal": lambda lib, a: (a.abs() + 0.1).reciprocal(),
+    "tanh": lambda lib, a: a.tanh(),
+    "sigmoid": lambda lib, a: a.sigmoid(),
+    "relu": lambda lib, a: a.relu(),
+    "abs": lambda lib, a: a.abs(),
+    "sin": lambda lib, a: a.sin(),
+    "cos": lambda lib, a: a.cos(),
+    "square": lambda lib, a: lib.square(a),
+    "erf": lambda lib, a: (a * 2).erf(),
+    "clamp": lambda lib, a: a.clamp(-0.5, 0.7),
+    "clamp_min": lambda lib, a: a.clamp(min=0.1),
+    "clamp_max": lambda lib, a: lib.clamp(a, max=0.1),
+    "clip": lambda lib, a: a.clip(-1, 1),
+    "softmax": lambda lib, a: a.softmax(-1),
+    "softmax_dim0": lambda lib, a: lib.softmax(a, 0),
+    "log_softmax": lambda lib, a: a.log_softmax(1),
+    "sign_times": lambda lib, a: a * a.sign(),
+    "floor_ceil_round": lambda lib, a: a.floor() + a.ceil() + a.round() + a.trunc() + a,
+    "pos": lambda lib, a: +a,
 }
 
 
@@ -100,32 +100,32 @@ def test_erf_is_accurate_over_its_whole_range_in_float64():
 
 
 REDUCTIONS = {
-    "sum": lambda L, a: a.sum(),
-    "sum_dim": lambda L, a: a.sum(1),
-    "sum_dims_keepdim": lambda L, a: a.sum((0, 2), keepdim=True),
-    "sum_neg_dim": lambda L, a: L.sum(a, -1),
-    "mean": lambda L, a: a.mean(),
-    "mean_dims": lambda L, a: a.mean((-1, 0)),
-    "mean_keepdim": lambda L, a: a.mean(1, keepdim=True),
-    "prod": lambda L, a: a.prod(),
-    "prod_dim": lambda L, a: a.prod(1, keepdim=True),
-    "max_all": lambda L, a: a.max(),
-    "min_all": lambda L, a: L.min(a),
-    "max_dim": lambda L, a: a.max(1),
-    "min_dim_keepdim": lambda L, a: a.min(dim=-1, keepdim=True),
-    "amax": lambda L, a: a.amax(1),
-    "amin_dims": lambda L, a: a.amin((0, 2), keepdim=True),
-    "amax_all": lambda L, a: L.amax(a),
-    "var": lambda L, a: a.var(),
-    "var_dim": lambda L, a: a.var(1),
-    "var_unbiased_false": lambda L, a: a.var(1, unbiased=False, keepdim=True),
-    "var_correction": lambda L, a: a.var(dim=(0, 1), correction=0),
-    "std": lambda L, a: a.std(),
-    "std_dim": lambda L, a: a.std(-1, keepdim=True),
-    "logsumexp": lambda L, a: a.logsumexp(1),
-    "logsumexp_dims": lambda L, a: L.logsumexp(a, (0, 2), keepdim=True),
-    "cumsum": lambda L, a: a.cumsum(1),
-    "norm_like": lambda L, a: (a * a).sum(-1).sqrt(),
+    "sum": lambda lib, a: a.sum(),
+    "sum_dim": lambda lib, a: a.sum(1),
+    "sum_dims_keepdim": lambda lib, a: a.sum((0, 2), keepdim=True),
+    "sum_neg_dim": lambda lib, a: lib.sum(a, -1),
+    "mean": lambda lib, a: a.mean(),
+    "mean_dims": lambda lib, a: a.mean((-1, 0)),
+    "mean_keepdim": lambda lib, a: a.mean(1, keepdim=True),
+    "prod": lambda lib, a: a.prod(),
+    "prod_dim": lambda lib, a: a.prod(1, keepdim=True),
+    "max_all": lambda lib, a: a.max(),
+    "min_all": lambda lib, a: lib.min(a),
+    "max_dim": lambda lib, a: a.max(1),
+    "min_dim_keepdim": lambda lib, a: a.min(dim=-1, keepdim=True),
+    "amax": lambda lib, a: a.amax(1),
+    "amin_dims": lambda lib, a: a.amin((0, 2), keepdim=True),
+    "amax_all": lambda lib, a: lib.amax(a),
+    "var": lambda lib, a: a.var(),
+    "var_dim": lambda lib, a: a.var(1),
+    "var_unbiased_false": lambda lib, a: a.var(1, unbiased=False, keepdim=True),
+    "var_correction": lambda lib, a: a.var(dim=(0, 1), correction=0),
+    "std": lambda lib, a: a.std(),
+    "std_dim": lambda lib, a: a.std(-1, keepdim=True),
+    "logsumexp": lambda lib, a: a.logsumexp(1),
+    "logsumexp_dims": lambda lib, a: lib.logsumexp(a, (0, 2), keepdim=True),
+    "cumsum": lambda lib, a: a.cumsum(1),
+    "norm_like": lambda lib, a: (a * a).sum(-1).sqrt(),
 }
 
 
@@ -138,19 +138,19 @@ def test_reduction_matches_torch(name, dtype):
 def test_reductions_of_integer_tensors_follow_torch_dtypes():
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
     for fn in (
-        lambda L, x: x.sum(),
-        lambda L, x: x.sum(0),
-        lambda L, x: x.prod(1),
-        lambda L, x: x.max(),
-        lambda L, x: x.max(1),
-        lambda L, x: x.argmax(),
-        lambda L, x: x.argmin(1, keepdim=True),
-        lambda L, x: x.cumsum(1),
-        lambda L, x: x.amax(0),
-        lambda L, x: (x > 3).sum(),
-        lambda L, x: (x > 3).all(1),
-        lambda L, x: (x > 3).any(),
-        lambda L, x: L.count_nonzero(x, 1),
+        lambda lib, x: x.sum(),
+        lambda lib, x: x.sum(0),
+        lambda lib, x: x.prod(1),
+        lambda lib, x: x.max(),
+        lambda lib, x: x.max(1),
+        lambda lib, x: x.argmax(),
+        lambda lib, x: x.argmin(1, keepdim=True),
+        lambda lib, x: x.cumsum(1),
+        lambda lib, x: x.amax(0),
+        lambda lib, x: (x > 3).sum(),
+        lambda lib, x: (x > 3).all(1),
+        lambda lib, x: (x > 3).any(),
+        lambda lib, x: lib.count_nonzero(x, 1),
     ):
         run_both(fn, a)
 
@@ -174,24 +174,24 @@ def test_max_with_a_tensor_argument_is_elementwise_maximum():
 
 def test_ties_share_gradient_like_torch():
     vals = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
-    run_both(lambda L, a: a.amax(1), vals)
-    run_both(lambda L, a: a.max(), vals)
-    run_both(lambda L, a: L.maximum(a, a.flip(1)), vals)
-    run_both(lambda L, a: a.clamp(min=2.0, max=3.0), vals)
-    run_both(lambda L, a: a.relu() + (a - 2).abs(), vals)
+    run_both(lambda lib, a: a.amax(1), vals)
+    run_both(lambda lib, a: a.max(), vals)
+    run_both(lambda lib, a: lib.maximum(a, a.flip(1)), vals)
+    run_both(lambda lib, a: a.clamp(min=2.0, max=3.0), vals)
+    run_both(lambda lib, a: a.relu() + (a - 2).abs(), vals)
 
 
 def test_prod_gradient_with_zeros_matches_torch():
     vals = np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]])
-    run_both(lambda L, a: a.prod(1), vals)
-    run_both(lambda L, a: a.prod(), vals[2:])
+    run_both(lambda lib, a: a.prod(1), vals)
+    run_both(lambda lib, a: a.prod(), vals[2:])
 
 
 def test_softmax_is_stable_for_large_inputs():
     vals = np.array([[1000.0, 1001.0, -1000.0], [-np.inf, 0.0, 1.0]], dtype=np.float32)
-    run_both(lambda L, a: a.softmax(-1), vals, check_grad=False)
-    run_both(lambda L, a: a.log_softmax(-1), vals[:1])
-    run_both(lambda L, a: a.logsumexp(-1), vals)
+    run_both(lambda lib, a: a.softmax(-1), vals, check_grad=False)
+    run_both(lambda lib, a: a.log_softmax(-1), vals[:1])
+    run_both(lambda lib, a: a.logsumexp(-1), vals)
 
 
 MATMUL_SHAPES = [
@@ -208,27 +208,27 @@ MATMUL_SHAPES = [
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize(("sa", "sb"), MATMUL_SHAPES)
 def test_matmul_matches_torch_for_all_rank_combinations(sa, sb, dtype):
-    run_both(lambda L, a, b: a @ b, _rand(sa, dtype, 5), _rand(sb, dtype, 6), scale=10)
+    run_both(lambda lib, a, b: a @ b, _rand(sa, dtype, 5), _rand(sb, dtype, 6), scale=10)
 
 
 def test_mm_bmm_outer_dot_and_einsum_match_torch():
     a, b = _rand((4, 2, 3), np.float64, 1), _rand((4, 3, 5), np.float64, 2)
-    run_both(lambda L, x, y: L.bmm(x, y), a, b)
-    run_both(lambda L, x, y: L.mm(x[0], y[0]), a, b)
-    run_both(lambda L, x, y: x[0].mm(y[0]), a, b)
+    run_both(lambda lib, x, y: lib.bmm(x, y), a, b)
+    run_both(lambda lib, x, y: lib.mm(x[0], y[0]), a, b)
+    run_both(lambda lib, x, y: x[0].mm(y[0]), a, b)
     v, w = _rand((3,), np.float64, 3), _rand((4,), np.float64, 4)
-    run_both(lambda L, x, y: L.outer(x, y), v, w)
-    run_both(lambda L, x, y: L.dot(x, x), v, w)
-    run_both(lambda L, x, y: L.einsum("bij,bjk->bik", x, y), a, b)
-    run_both(lambda L, x, y: L.einsum("...ij,...jk", x, y), a, b)
-    run_both(lambda L, x, y: L.einsum("bij->j", x), a, b)
-    run_both(lambda L, x, y: L.einsum("i,j->ij", x, y), v, w)
-    run_both(lambda L, x, y: L.einsum("bij,bjk,k->bi", x, y, y[0, 0]), a, b)
+    run_both(lambda lib, x, y: lib.outer(x, y), v, w)
+    run_both(lambda lib, x, y: lib.dot(x, x), v, w)
+    run_both(lambda lib, x, y: lib.einsum("bij,bjk->bik", x, y), a, b)
+    run_both(lambda lib, x, y: lib.einsum("...ij,...jk", x, y), a, b)
+    run_both(lambda lib, x, y: lib.einsum("bij->j", x), a, b)
+    run_both(lambda lib, x, y: lib.einsum("i,j->ij", x, y), v, w)
+    run_both(lambda lib, x, y: lib.einsum("bij,bjk,k->bi", x, y, y[0, 0]), a, b)
 
 
 def test_integer_matmul_matches_torch():
     a, b = np.arange(6).reshape(2, 3), np.arange(12).reshape(3, 4)
-    run_both(lambda L, x, y: x @ y, a, b)
+    run_both(lambda lib, x, y: x @ y, a, b)
 
 
 @st.composite
@@ -253,12 +253,12 @@ def test_reductions_over_random_dims_match_torch(shape, data):
     keepdim = data.draw(st.booleans())
     name = data.draw(st.sampled_from(["sum", "mean", "amax", "logsumexp", "var", "softmax"]))
     fns = {
-        "sum": lambda L, a: a.sum(dim, keepdim=keepdim),
-        "mean": lambda L, a: a.mean(dim, keepdim=keepdim),
-        "amax": lambda L, a: a.amax(dim, keepdim=keepdim),
-        "logsumexp": lambda L, a: a.logsumexp(dim, keepdim=keepdim),
-        "var": lambda L, a: a.var(dim, keepdim=keepdim, correction=0),
-        "softmax": lambda L, a: a.softmax(dim),
+        "sum": lambda lib, a: a.sum(dim, keepdim=keepdim),
+        "mean": lambda lib, a: a.mean(dim, keepdim=keepdim),
+        "amax": lambda lib, a: a.amax(dim, keepdim=keepdim),
+        "logsumexp": lambda lib, a: a.logsumexp(dim, keepdim=keepdim),
+        "var": lambda lib, a: a.var(dim, keepdim=keepdim, correction=0),
+        "softmax": lambda lib, a: a.softmax(dim),
     }
     run_both(fns[name], _rand(shape, np.float64, 9))
 
