@@ -10,7 +10,7 @@ import numpy as np
 
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import requires
+from mininn.nn.functional._utils import c_name, requires, scalar_name
 from mininn.tensor import Tensor
 
 __all__ = ["linear"]
@@ -39,6 +39,22 @@ class _Linear(Function):
         return gx, gw, gb, None
 
 
+def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """torch's checks: with a bias as ``addmm(bias, input, weight.T)``, else as ``matmul``."""
+    if bias is None:
+        if weight.dtype != input.dtype:
+            raise RuntimeError(
+                f"expected m1 and m2 to have the same dtype, but got: {c_name(input)} != {c_name(weight)}"
+            )
+        return
+    for name, first in (("self", bias), ("mat1", input)):
+        if first.dtype != weight.dtype:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got {scalar_name(first)} and "
+                f"{scalar_name(weight)}"
+            )
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Apply ``input @ weight.T + bias``; ``input`` is ``(*, in_features)``."""
     in_features = input.shape[-1] if input.ndim else 1
@@ -56,5 +72,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"({bias.shape[0]}) at non-singleton dimension {len(target) - 1}.  Target sizes: "
             f"{target}.  Tensor sizes: [{bias.shape[0]}]"
         )
+    _check_dtypes(input, weight, bias)
     need = (requires(input), requires(weight), requires(bias))
     return _Linear.apply(input, weight, bias, need)

@@ -1,0 +1,155 @@
+"""Linear and Identity against torch 2.13: outputs, gradients, state dicts, init, reprs, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import mininn
+import mininn.nn.functional as F
+from mininn import nn
+from tests.mininn.nn._layer_parity import assert_parity, same_error, state_layout, twin
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(5, 4), (2, 3, 4), (4,), (0, 4)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_matches_torch_output_and_gradients(dtype, shape, bias):
+    tm = torch.nn.Linear(4, 3, bias=bias).to(getattr(torch, np.dtype(dtype).name))
+    mm = twin(tm, nn.Linear(4, 3, bias=bias, dtype=np.dtype(dtype).name))
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    assert_parity(tm, mm, x)
+
+
+def test_functional_linear_matches_torch_with_a_broadcast_bias_and_no_weight_grad():
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((6, 5)), rng.standard_normal((2, 5)), rng.standard_normal(2)
+    tx = torch.tensor(x, requires_grad=True)
+    tb = torch.tensor(b, requires_grad=True)
+    mx = mininn.tensor(x, requires_grad=True)
+    mb = mininn.tensor(b, requires_grad=True)
+    ty = torch.nn.functional.linear(tx, torch.tensor(w), tb)
+    my = F.linear(mx, mininn.tensor(w), mb)
+    ty.sum().backward()
+    my.sum().backward()
+    np.testing.assert_allclose(my.numpy(force=True), ty.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_state_dict_keys_shapes_and_none_slots_match_torch(bias):
+    tm, mm = torch.nn.Linear(4, 3, bias=bias), nn.Linear(4, 3, bias=bias)
+    assert state_layout(mm) == state_layout(tm)
+    assert list(mm._parameters) == list(tm._parameters)
+    assert (mm.bias is None) == (tm.bias is None)
+
+
+@pytest.mark.parametrize("args", [(4, 3), (4, 3, False)])
+def test_linear_repr_matches_torch(args):
+    assert repr(nn.Linear(*args)) == repr(torch.nn.Linear(*args))
+
+
+def test_identity_returns_its_input_and_ignores_arguments():
+    x = mininn.randn(2, 3)
+    m = nn.Identity(54, unused="argument")
+    assert m(x) is x
+    assert repr(m) == repr(torch.nn.Identity(54, unused="argument")) == "Identity()"
+    assert list(m.state_dict()) == []
+
+
+def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
+    mininn.manual_seed(0)
+    m = nn.Linear(400, 300)
+    w, b = m.weight.numpy(force=True), m.bias.numpy(force=True)
+    bound = 1 / math.sqrt(400)
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    # U(-k, k): mean 0, variance k^2 / 3 (120000 samples: 1% tolerance is > 5 sigma)
+    assert abs(w.mean()) < 0.01 * bound
+    assert w.var() == pytest.approx(bound**2 / 3, rel=0.01)
+    assert abs(b.mean()) < 0.2 * bound and np.abs(b).max() > 0.9 * bound
+
+
+def test_linear_init_is_reproducible_under_manual_seed_and_reset_keeps_parameter_identity():
+    mininn.manual_seed(7)
+    a = nn.Linear(5, 4)
+    mininn.manual_seed(7)
+    b = nn.Linear(5, 4)
+    np.testing.assert_array_equal(a.weight.numpy(force=True), b.weight.numpy(force=True))
+    weight = a.weight
+    before = weight.numpy(force=True).copy()
+    a.reset_parameters()
+    assert a.weight is weight and a.weight.requires_grad
+    assert not np.array_equal(before, weight.numpy(force=True))
+
+
+def test_linear_dtype_argument_sets_parameter_dtype():
+    m = nn.Linear(3, 2, dtype=mininn.float64)
+    assert m.weight.dtype == mininn.float64 and m.bias.dtype == mininn.float64
+    y = m(mininn.ones(1, 3, dtype=mininn.float64))
+    assert y.dtype == mininn.float64
+
+
+def test_linear_keeps_float32_compute_for_float32_input():
+    y = nn.Linear(3, 2)(mininn.ones(4, 3))
+    assert y.dtype == mininn.float32
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (2, 5, 4), (4,)])
+def test_linear_shape_mismatch_raises_torch_message(shape):
+    same_error(lambda: torch.nn.Linear(2, 3)(torch.ones(shape)), lambda: nn.Linear(2, 3)(mininn.ones(shape)))
+
+
+def test_linear_dtype_mismatch_raises_torch_message():
+    same_error(
+        lambda: torch.nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.float64)),
+        lambda: nn.Linear(3, 4)(mininn.ones(2, 3, dtype=mininn.float64)),
+    )
+
+
+def test_functional_linear_bias_of_wrong_size_raises_torch_message():
+    same_error(
+        lambda: torch.nn.functional.linear(torch.ones(2, 4), torch.ones(3, 4), torch.ones(4)),
+        lambda: F.linear(mininn.ones(2, 4), mininn.ones(3, 4), mininn.ones(4)),
+    )
+
+
+def test_linear_under_no_grad_records_no_graph():
+    m = nn.Linear(3, 2)
+    with mininn.no_grad():
+        y = m(mininn.randn(4, 3, requires_grad=True))
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_linear_gradient_accumulates_over_two_backward_calls():
+    m = nn.Linear(3, 2)
+    x = mininn.randn(4, 3)
+    m(x).sum().backward()
+    first = m.weight.grad.numpy().copy()
+    m(x).sum().backward()
+    np.testing.assert_allclose(m.weight.grad.numpy(), 2 * first, rtol=1e-6)
+
+
+def test_linear_only_input_grad_is_computed_when_parameters_are_frozen():
+    m = nn.Linear(3, 2).requires_grad_(False)
+    x = mininn.randn(4, 3, requires_grad=True)
+    m(x).sum().backward()
+    assert m.weight.grad is None and m.bias.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(m.weight.numpy().sum(0), (4, 1)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("x_dtype,w_dtype,b_dtype", [
+    ("float64", "float32", None), ("float64", "float32", "float32"), ("float64", "float32", "float64"),
+    ("float32", "float32", "float64"),
+])
+def test_functional_linear_dtype_mismatches_raise_torch_messages(x_dtype, w_dtype, b_dtype):
+    def call(lib, fn):
+        bias = None if b_dtype is None else lib.ones(4, dtype=getattr(lib, b_dtype))
+        x = lib.ones(2, 3, dtype=getattr(lib, x_dtype))
+        return fn(x, lib.ones(4, 3, dtype=getattr(lib, w_dtype)), bias)
+
+    same_error(lambda: call(torch, torch.nn.functional.linear), lambda: call(mininn, F.linear))
