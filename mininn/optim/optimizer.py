@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.grad_mode import enable_grad, no_grad
+from mininn.nn.modules._utils import typename
 from mininn.tensor import Tensor
 from mininn.utils.hooks import RemovableHandle
 
@@ -37,15 +38,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-def _typename(obj: Any) -> str:
-    """torch.typename: ``int``, ``collections.OrderedDict``, or a Tensor's type string."""
-    if isinstance(obj, Tensor):
-        return str(obj.type())
-    cls = type(obj)
-    module = "" if cls.__module__ in ("builtins", None) else cls.__module__ + "."
-    return module + cls.__qualname__
 
 
 class Optimizer:
@@ -70,7 +62,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
-                "dicts, but got " + _typename(params)
+                "dicts, but got " + typename(params)
             )
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -279,7 +271,7 @@ def _split_names(params: list[Any]) -> tuple[list[Any], list[str]]:
 def _check_optimizable(param: Any, differentiable: bool) -> None:
     if not isinstance(param, Tensor):
         raise TypeError(
-            "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
+            "optimizer can only optimize Tensors, but one of the params is " + typename(param)
         )
     if not differentiable and not (param.is_leaf or param.retains_grad):
         raise ValueError("can't optimize a non-leaf Tensor")
