@@ -36,6 +36,10 @@ class RemovableHandle:
         else:
             self._extra = (extra_dict,)
 
+    def hooks_dict_ref(self) -> Any:
+        """The dict (or list) the hook lives in, as torch's ``handle.hooks_dict_ref()``."""
+        return self._container
+
     def remove(self) -> None:
         container = self._container
         if isinstance(container, MutableMapping):
