@@ -307,8 +307,18 @@ def _fill(t: Tensor, sample: Any, generator: Generator | None) -> Tensor:
     return write(t, to_device(np.asarray(arr).astype(t._data.dtype), t.device))
 
 
+def _check_floating(t: Tensor, kernel: str) -> None:
+    if not t.dtype.is_floating_point:
+        from mininn._functions._util import torch_type_name
+
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{torch_type_name(t._data.dtype)}'"
+        )
+
+
 def fill_normal_(t: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
     """Fill ``t`` with samples of N(mean, std**2)."""
+    _check_floating(t, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return _fill(t, lambda rng, s: rng.normal(mean, std, s), generator)
@@ -316,6 +326,7 @@ def fill_normal_(t: Tensor, mean: float, std: float, generator: Generator | None
 
 def fill_uniform_(t: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
     """Fill ``t`` with samples of U(a, b)."""
+    _check_floating(t, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}"

@@ -476,9 +476,23 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
-        return Where.apply(mask._data, cast(value, input._data.dtype), input)
-    fill = np.asarray(value, dtype=input._data.dtype)
-    return Where.apply(mask._data, fill, input)
+        value = cast(value, input._data.dtype)
+    else:
+        value = np.asarray(value, dtype=input._data.dtype)
+    if mask._data.shape != input._data.shape:
+        shape = np.broadcast_shapes(mask._data.shape, input._data.shape) if _fits(
+            mask._data.shape, input._data.shape) else None
+        if shape != input._data.shape:
+            raise broadcast_error(mask._data.shape, input._data.shape)
+    return Where.apply(mask._data, value, input)
+
+
+def _fits(sa: tuple[int, ...], sb: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(sa, sb)
+    except ValueError:
+        return False
+    return True
 
 
 # ---- comparisons and logic (no gradient) --------------------------------------------------

@@ -348,8 +348,13 @@ def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
 
-def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:
+_REQUIRED: Any = object()
+
+
+def logsumexp(input: Any, dim: Any = _REQUIRED, keepdim: bool = False) -> Any:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    if dim is _REQUIRED:
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     x = input
     if category(x._data.dtype) < _FLOAT:
         x = cast(x, _dtype.get_default_dtype().np)

@@ -54,7 +54,7 @@ FREED_MESSAGE = (
     "tensors after they have already been freed). Saved intermediate values of the graph "
     "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
     "you need to backward through the graph a second time or if you need to access saved "
-    "intermediate values after calling backward."
+    "tensors after calling backward."
 )
 
 
