@@ -1,24 +1,32 @@
 """Where checkpoint bytes come from and go to: paths or binary file objects.
 
 Reads are random access and bounds-checked, so a declared size is compared
-with the file before anything is allocated. Writes to a path go to a
-temporary file in the same folder that replaces the target only when
-complete: a failed save never leaves a torn checkpoint.
+with the file before anything is allocated. Tensor bytes are read straight
+into their final arrays (``pread`` on a path), so a file is never held in
+memory twice. Writes to a path go to a temporary file in the same folder
+that replaces the target only when complete: a failed save never leaves a
+torn checkpoint.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import mmap
 import os
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Union
 
+import numpy as np
+
 from mininn.serialization._errors import CheckpointError
 
-__all__ = ["FileLike", "Source", "atomic_path", "is_path", "open_source"]
+__all__ = ["FileLike", "Source", "atomic_path", "byte_view", "empty_array", "is_path", "open_source"]
+
+_PREFAULT_BYTES = 1 << 20  # arrays this large are allocated with their pages already mapped
+_MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux only
 
 FileLike = Union[str, "os.PathLike[str]", BinaryIO]
 
@@ -36,11 +44,13 @@ class Source:
         fileobj: seekable binary file whose offset 0 is the checkpoint's first byte.
         size: the checkpoint's length in bytes.
         path: the file's path when ``load`` was given one, else None.
+        fd: the OS file descriptor used for ``pread`` when ``load`` opened the path itself.
     """
 
     fileobj: BinaryIO
     size: int
     path: str | None
+    fd: int | None = None
 
     def read_at(self, offset: int, n: int, what: str) -> bytes:
         """``n`` bytes at ``offset``; CheckpointError naming ``what`` if the file is shorter."""
@@ -57,13 +67,18 @@ class Source:
         """Fill ``buffer`` (a byte view of a fresh array) from ``offset``."""
         n = buffer.nbytes
         self._check_range(offset, n, what)
-        self.fileobj.seek(offset)
         done = 0
         while done < n:
-            got = self.fileobj.readinto(buffer[done:])
+            got = self._readinto(offset + done, buffer[done:])
             if not got:
                 raise CheckpointError(f"truncated file: {what} needs bytes {offset}..{offset + n}")
             done += got
+
+    def _readinto(self, offset: int, view: memoryview) -> int:
+        if self.fd is not None and hasattr(os, "preadv"):
+            return os.preadv(self.fd, [view], offset)
+        self.fileobj.seek(offset)
+        return self.fileobj.readinto(view) or 0
 
     def _check_range(self, offset: int, n: int, what: str) -> None:
         if offset < 0 or n < 0 or offset + n > self.size:
@@ -82,7 +97,7 @@ def open_source(f: FileLike) -> Iterator[Source]:
     if is_path(f):
         path = os.fspath(f)
         with open(path, "rb") as fh:
-            yield Source(fh, os.fstat(fh.fileno()).st_size, path)
+            yield Source(fh, os.fstat(fh.fileno()).st_size, path, fh.fileno())
         return
     if not hasattr(f, "read"):
         raise TypeError(f"expected a path or a binary file object, got {type(f).__name__}")
@@ -104,6 +119,26 @@ def _read_all(f: BinaryIO) -> bytes:
     if not isinstance(data, bytes):
         raise TypeError(f"expected a binary file object, but read() returned {type(data).__name__}")
     return data
+
+
+def empty_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A new writable array to read tensor bytes into.
+
+    Large arrays come from an anonymous ``MAP_POPULATE`` mapping: the kernel
+    maps all their pages at once instead of faulting them in one by one as
+    the read fills them, which is most of the cost of loading from the page
+    cache. The memory is private to the array and freed with it.
+    """
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < _PREFAULT_BYTES or not _MAP_POPULATE:
+        return np.empty(shape, dtype=dtype)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_POPULATE
+    return np.frombuffer(mmap.mmap(-1, nbytes, flags=flags), dtype=dtype).reshape(shape)
+
+
+def byte_view(array: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array, writable, for ``readinto``."""
+    return memoryview(array.reshape(-1).view(np.uint8))
 
 
 @contextlib.contextmanager

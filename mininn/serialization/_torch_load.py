@@ -32,7 +32,7 @@ import numpy as np
 from mininn._backend import device
 from mininn.serialization._dtypes import numpy_dtype
 from mininn.serialization._errors import CheckpointError
-from mininn.serialization._io import Source
+from mininn.serialization._io import Source, byte_view, empty_array
 from mininn.serialization._tensors import to_tensor
 from mininn.serialization._unpickler import Unpickler
 from mininn.serialization._zip import check_sizes, open_zip, stored_data_offset
@@ -140,8 +140,8 @@ def _read_record(source: Source, zf: zipfile.ZipFile, name: str, dtype: np.dtype
             f"PyTorch storage {name!r} holds {info.file_size} bytes but is declared as "
             f"{numel} elements of {dtype} ({numel * dtype.itemsize} bytes)"
         )
-    array = np.empty(numel, dtype=dtype)
-    buffer = memoryview(array.view(np.uint8))
+    array = empty_array((numel,), dtype)
+    buffer = byte_view(array)
     if info.compress_type == zipfile.ZIP_STORED:
         source.readinto_at(stored_data_offset(source, info), buffer, f"PyTorch storage {name!r}")
         if zlib.crc32(buffer) != info.CRC:
@@ -174,7 +174,7 @@ def load_legacy(source: Source, dev: device) -> Any:
                 f"legacy PyTorch storage {key!r} declares {numel} elements of {dtype}: "
                 f"{allocated} storage bytes in all, more than the file's remaining {source.size - f.tell()}"
             )
-        return np.empty(numel, dtype=dtype)
+        return empty_array((numel,), dtype)
 
     storages = _Storages(new_storage)
     result = _unpickle(f, source.size - f.tell(), storages, dev)
@@ -206,15 +206,16 @@ def _fill_legacy_storages(source: Source, keys: object, roots: dict[str, _Storag
         raise CheckpointError(
             f"legacy PyTorch storage keys {keys!r:.200} do not match the storages the pickle uses"
         )
-    f = source.fileobj
+    offset = source.fileobj.tell()
     for key in keys:
         array = roots[key].array
-        (numel,) = struct.unpack("<q", source.read_at(f.tell(), 8, f"legacy storage {key!r} size"))
+        (numel,) = struct.unpack("<q", source.read_at(offset, 8, f"legacy storage {key!r} size"))
         if numel != array.size:
             raise CheckpointError(
                 f"legacy PyTorch storage {key!r} holds {numel} elements, declared {array.size}"
             )
-        source.readinto_at(f.tell(), memoryview(array.view(np.uint8)), f"legacy storage {key!r}")
+        source.readinto_at(offset + 8, byte_view(array), f"legacy storage {key!r}")
+        offset += 8 + array.nbytes
 
 
 # ---- persistent ids: storages -----------------------------------------------------------

@@ -149,3 +149,21 @@ def test_load_metadata_is_empty_for_formats_without_it(tmp_path):
     assert load_metadata(tmp_path / "m.pt") == {} and load_metadata(tmp_path / "m.npz") == {}
     with pytest.raises(CheckpointError, match="unrecognized checkpoint format"):
         load_metadata(io.BytesIO(b"nonsense bytes here"))
+
+
+@pytest.mark.parametrize("fmt", ["safetensors", "npz", "pt"])
+def test_megabyte_tensors_round_trip_through_paths_and_file_objects(tmp_path, fmt):
+    big = np.random.default_rng(0).standard_normal((3, 512, 1024)).astype(np.float32)  # 6 MiB
+    sd = {"big": big, "view": big[1, ::2], "small": np.arange(5)}
+    save(sd, tmp_path / "big.ckpt", format=fmt)
+    with open(tmp_path / "big.ckpt", "rb") as fh:
+        loaded = [
+            load(tmp_path / "big.ckpt"),
+            load(fh),
+            load(io.BytesIO((tmp_path / "big.ckpt").read_bytes())),
+        ]
+    for out in loaded:
+        for key, expected in sd.items():
+            np.testing.assert_array_equal(out[key]._data, expected)
+        out["big"]._data[0, 0, 0] = 1.0  # writable, private
+    assert load(tmp_path / "big.ckpt")["big"]._data[0, 0, 0] == big[0, 0, 0]

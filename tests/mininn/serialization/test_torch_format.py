@@ -249,3 +249,13 @@ def test_pt_save_of_self_referencing_list_round_trips(tmp_path):
     save({"loop": loop}, tmp_path / "loop.pt")
     back = load(tmp_path / "loop.pt")["loop"]
     assert back[0] == 1 and back[1] is back
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
+def test_torch_saved_megabyte_storages_load_equal(tmp_path, legacy):
+    sd = {"a": torch.randn(512, 1024), "b": torch.randn(300, 1024).half(), "c": torch.arange(10)}
+    sd["a_t"] = sd["a"].t()
+    torch.save(sd, tmp_path / "big.pt", _use_new_zipfile_serialization=not legacy)
+    out = load(tmp_path / "big.pt")
+    assert_same(out, sd)
+    assert np.shares_memory(out["a"]._data, out["a_t"]._data)
