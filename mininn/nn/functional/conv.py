@@ -289,8 +289,6 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     dilation_t = _expand("dilation", dilation, nd)
     out_pad_t = _expand("output_padding", output_padding, nd)
     _check_params(stride_t, padding_t, dilation_t)
-    if any(op >= s and op >= d for op, s, d in zip(out_pad_t, stride_t, dilation_t)):
-        raise RuntimeError(_output_padding_message(out_pad_t, stride_t, dilation_t))
     _check_dtypes(input, weight, bias)
     _check_weight(input, weight, bias, groups, transposed=True)
     if nd == 1:  # a height-1 image: stride and dilation 1, no padding along the height
@@ -300,6 +298,8 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     else:
         x4, w4 = input, weight
         stride2, dilation2, padding2, out_pad2 = stride_t, dilation_t, padding_t, out_pad_t
+    if any(op >= s and op >= d for op, s, d in zip(out_pad2, stride2, dilation2)):
+        raise RuntimeError(_output_padding_message(out_pad2, stride2, dilation2))
     need = (requires(input), requires(weight), requires(bias))
     out = _ConvTranspose2d.apply(x4, w4, bias, stride2, padding2, out_pad2, dilation2, groups, need)
     if nd == 1:
@@ -308,11 +308,6 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
 
 
 def _output_padding_message(op: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> str:
-    if len(op) == 1:
-        return (
-            "output padding must be smaller than either stride or dilation, but got output_padding: "
-            f"{op[0]} stride: {stride[0]} dilation: {dilation[0]}"
-        )
     return (
         "output padding must be smaller than either stride or dilation, but got "
         f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: {stride[0]} "

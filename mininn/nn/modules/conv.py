@@ -13,7 +13,7 @@ from mininn.nn import init
 from mininn.nn.functional._utils import pair, single
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
-from mininn.tensor import Tensor
+from mininn.tensor import Size, Tensor
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
@@ -220,7 +220,7 @@ class _ConvTranspose(_ConvNd):
             if size < lo or size > hi:
                 raise ValueError(
                     f"requested an output size of {output_size}, but valid sizes range from {min_sizes} "
-                    f"to {max_sizes} (for an input of {input.shape[2:]})"
+                    f"to {max_sizes} (for an input of {Size(input.shape[2:])})"
                 )
         return tuple(s - m for s, m in zip(output_size, min_sizes))
 

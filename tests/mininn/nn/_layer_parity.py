@@ -117,5 +117,6 @@ def raised(fn: Any) -> tuple[str, str]:
 def same_error(torch_fn: Any, mininn_fn: Any) -> tuple[str, str]:
     """Both raise the same exception type with the same message; returns it."""
     expected = raised(torch_fn)
-    assert raised(mininn_fn) == expected
+    got = raised(mininn_fn)
+    assert got == expected, f"\nmininn: {got!r}\ntorch:  {expected!r}"
     return expected
