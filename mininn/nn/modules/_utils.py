@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mininn import _dtype
-from mininn._backend import as_device
+from mininn._backend import as_device, device
 from mininn.tensor import Tensor
 
 __all__ = ["typename", "addindent", "parse_to", "remove_from"]
@@ -61,25 +61,72 @@ def remove_from(name: str, *dicts_or_sets: Any) -> None:
                 d.discard(name)
 
 
+_TO_SIGNATURES = (
+    "\n * (mininn.device device = None, mininn.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, mininn.memory_format memory_format = None)"
+    "\n * (mininn.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "mininn.memory_format memory_format = None)"
+    "\n * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "mininn.memory_format memory_format = None)"
+)
+
+
+def _arg_type(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, (_dtype.dtype, device)):
+        return f"mininn.{type(value).__name__}"
+    return type(value).__name__
+
+
+def _is_device(value: Any) -> bool:
+    return isinstance(value, (str, device)) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _match_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any] | None:
+    """torch's three ``to`` overloads; (device, dtype) of the one that fits, else None."""
+    flags = {k: v for k, v in kwargs.items() if k in ("non_blocking", "memory_format")}
+    rest = {k: v for k, v in kwargs.items() if k not in flags}
+    head = args[:1]
+    tail = args[1:]
+    if head and isinstance(head[0], (Tensor, _dtype.dtype)):
+        if rest or len(tail) > 1 or not all(isinstance(t, bool) for t in tail):
+            return None
+        if isinstance(head[0], Tensor):
+            return head[0].device, head[0].dtype
+        return None, head[0]
+    names = ("device", "dtype", "non_blocking")
+    if len(args) > len(names) or any(k not in names for k in rest):
+        return None
+    bound = dict(zip(names, args))
+    if any(k in bound for k in rest):
+        return None
+    bound.update(rest)
+    dev, dt, nb = bound.get("device"), bound.get("dtype"), bound.get("non_blocking", False)
+    if not (dev is None or _is_device(dev)) or not (dt is None or isinstance(dt, _dtype.dtype)):
+        return None
+    if not isinstance(nb, bool):
+        return None
+    return dev, dt
+
+
 def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """``Module.to``'s arguments -> (device or None, dtype or None)."""
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, _dtype.dtype):
-            dtype = a
-        elif isinstance(a, int) and not isinstance(a, bool):
-            device = f"cuda:{a}"
-        elif isinstance(a, bool) or a is None:
-            continue  # non_blocking, or an explicit None
-        else:
-            device = a
-    return (None if device is None else as_device(device)), (
-        None if dtype is None else _dtype.as_dtype(dtype)
-    )
+    """``Module.to``'s arguments -> (device or None, dtype or None), as torch parses them.
+
+    Raises:
+        RuntimeError: ``copy`` was passed (torch refuses it for modules).
+        TypeError: no overload fits; torch's message lists the three signatures.
+    """
+    if "copy" in kwargs:
+        raise RuntimeError(".to() does not accept copy argument")
+    matched = _match_to(args, kwargs)
+    if matched is None:
+        got = ", ".join([_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()])
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got ({got}), but expected one of:"
+            + _TO_SIGNATURES
+        )
+    dev, dt = matched
+    if isinstance(dev, int):
+        dev = f"cuda:{dev}"
+    return (None if dev is None else as_device(dev)), dt

@@ -21,6 +21,7 @@ NumPy arrays as state-dict values.
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -781,9 +782,23 @@ class Module:
                     persistent = value.persistent
                 else:
                     persistent = name not in self._non_persistent_buffers_set
-                self.register_buffer(name, value, persistent)
+                self._register_buffer_compat(name, value, persistent)
             else:
                 object.__setattr__(self, name, value)
+
+    def _register_buffer_compat(self, name: str, value: Any, persistent: bool) -> None:
+        """``register_buffer``, also for subclasses whose override lacks ``persistent``."""
+        if getattr(self.register_buffer, "__func__", None) is Module.register_buffer:
+            self.register_buffer(name, value, persistent)
+        elif "persistent" in inspect.signature(self.register_buffer).parameters:
+            self.register_buffer(name, value, persistent)
+        elif not persistent:
+            raise RuntimeError(
+                "Registering a non-persistent buffer on a Module subclass that implements "
+                "register_buffer() without the persistent argument is not allowed."
+            )
+        else:
+            self.register_buffer(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
