@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -82,7 +83,7 @@ async def parameters(
     model_name: ModelName, manager: ManagerDep, stats: Stats = False, bins: Bins = 20
 ) -> dict[str, Any]:
     """Every parameter and buffer of the highest version, with totals (and statistics)."""
-    return _parameters(manager.version(model_name), stats, bins)
+    return await _parameters(manager.version(model_name), stats, bins)
 
 
 @router.get("/v2/models/{model_name}/versions/{model_version}/parameters", summary="Parameters of a version")
@@ -94,7 +95,7 @@ async def version_parameters(
     bins: Bins = 20,
 ) -> dict[str, Any]:
     """Every parameter and buffer of one version."""
-    return _parameters(manager.version(model_name, parse_version(model_version)), stats, bins)
+    return await _parameters(manager.version(model_name, parse_version(model_version)), stats, bins)
 
 
 @router.get(
@@ -115,8 +116,9 @@ async def version_modules(
     return _modules(manager.version(model_name, parse_version(model_version)))
 
 
-def _parameters(version: ModelVersion, stats: bool, bins: int) -> dict[str, Any]:
-    table = parameter_table(version.module, stats=stats, bins=bins)
+async def _parameters(version: ModelVersion, stats: bool, bins: int) -> dict[str, Any]:
+    # statistics of a large model take a while: keep the event loop free
+    table = await asyncio.to_thread(parameter_table, version.module, stats=stats, bins=bins)
     return {"model_name": version.name, "model_version": str(version.version), **table}
 
 

@@ -100,7 +100,9 @@ async def unload_model(model_name: ModelName, request: Request, manager: Manager
 
 
 def _config_override(name: str, body: dict[str, Any]) -> ModelSpec | None:
-    parameters = body.get("parameters") or {}
+    parameters = body.get("parameters")
+    if parameters is None:
+        return None
     if not isinstance(parameters, dict):
         raise UnprocessableError("'parameters' must be a JSON object")
     files = sorted(key for key in parameters if key.startswith("file:"))

@@ -1,0 +1,160 @@
+"""Helpers shared by the service tests: a small repository of ``mlp`` models and references.
+
+The models are the zoo's ``mlp`` (``Linear -> ReLU -> Dropout -> Linear -> Dropout``,
+state-dict keys ``0.*`` and ``3.*``) with weights drawn from a seeded NumPy generator, so
+the same weights can be loaded into mininn in-process and into torch.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+from safetensors.numpy import save_file
+
+from app import Settings, create_app
+
+MLP_CONFIG: dict[str, Any] = {"in_features": 4, "hidden_sizes": [8], "out_features": 3}
+IN_FEATURES, OUT_FEATURES = 4, 3
+
+
+def mlp_weights(seed: int) -> dict[str, np.ndarray]:
+    """A state dict for :data:`MLP_CONFIG` drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    shapes = {"0.weight": (8, 4), "0.bias": (8,), "3.weight": (3, 8), "3.bias": (3,)}
+    return {key: rng.standard_normal(shape).astype(np.float32) for key, shape in shapes.items()}
+
+
+def write_model(
+    root: Path,
+    name: str,
+    versions: Mapping[int, Mapping[str, np.ndarray]],
+    spec: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``<root>/<name>/model.json`` and one safetensors file per version."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    document = dict(spec) if spec is not None else {"architecture": "mlp", "config": MLP_CONFIG}
+    (folder / "model.json").write_text(json.dumps(document))
+    for version, weights in versions.items():
+        (folder / str(version)).mkdir(exist_ok=True)
+        save_file(dict(weights), str(folder / str(version) / "weights.safetensors"))
+    return folder
+
+
+def make_repository(root: Path) -> Path:
+    """The test repository.
+
+    - ``mlp``: versions 1 (seed 1) and 2 (seed 2);
+    - ``mlp-spare``: version 1 (seed 3), for load/unload tests;
+    - ``broken``: its weights do not fit its config (``in_features`` 5), so it fails to load.
+    """
+    write_model(root, "mlp", {1: mlp_weights(1), 2: mlp_weights(2)})
+    write_model(root, "mlp-spare", {1: mlp_weights(3)})
+    write_model(
+        root,
+        "broken",
+        {1: mlp_weights(4)},
+        {"architecture": "mlp", "config": {**MLP_CONFIG, "in_features": 5}},
+    )
+    return root
+
+
+def numpy_mlp(weights: Mapping[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """The ``mlp`` forward pass written out in NumPy (float64)."""
+    h = np.maximum(x.astype(np.float64) @ weights["0.weight"].T.astype(np.float64) + weights["0.bias"], 0)
+    return h @ weights["3.weight"].T.astype(np.float64) + weights["3.bias"]
+
+
+def torch_mlp(weights: Mapping[str, np.ndarray]) -> Any:
+    """torch's ``Sequential(Linear, ReLU, Dropout, Linear, Dropout)`` with ``weights``."""
+    import torch
+
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 8),
+        torch.nn.ReLU(),
+        torch.nn.Dropout(0.0),
+        torch.nn.Linear(8, 3),
+        torch.nn.Dropout(0.0),
+    )
+    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()})
+    return model.eval()
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> float:
+    """Poll ``predicate`` until it holds; the seconds it took.
+
+    Raises:
+        TimeoutError: it did not hold within ``timeout`` seconds.
+    """
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        try:
+            if predicate():
+                return time.monotonic() - started
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise TimeoutError(f"{what} did not happen within {timeout} s")
+
+
+def binary_request(
+    inputs: Mapping[str, np.ndarray], outputs: list[str] | None = None, **extra: Any
+) -> tuple[bytes, dict[str, str]]:
+    """A binary-tensor inference body (JSON header + raw tensors) and its headers."""
+    header: dict[str, Any] = {
+        "inputs": [
+            {
+                "name": name,
+                "shape": list(array.shape),
+                "datatype": {"float32": "FP32", "int64": "INT64", "float64": "FP64"}[str(array.dtype)],
+                "parameters": {"binary_data_size": array.nbytes},
+            }
+            for name, array in inputs.items()
+        ],
+        **extra,
+    }
+    if outputs is not None:
+        header["outputs"] = [{"name": n, "parameters": {"binary_data": True}} for n in outputs]
+    raw = json.dumps(header).encode()
+    body = raw + b"".join(np.ascontiguousarray(a).tobytes() for a in inputs.values())
+    return body, {"Inference-Header-Content-Length": str(len(raw))}
+
+
+def split_binary_response(body: bytes, header_length: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The JSON part of a binary response and its binary outputs as arrays."""
+    document = json.loads(body[:header_length])
+    arrays, offset = {}, header_length
+    for output in document["outputs"]:
+        size = output.get("parameters", {}).get("binary_data_size")
+        if size is None:
+            continue
+        dtype = {"FP32": "<f4", "FP64": "<f8", "INT64": "<i8"}[output["datatype"]]
+        arrays[output["name"]] = np.frombuffer(body[offset : offset + size], dtype=dtype).reshape(
+            output["shape"]
+        )
+        offset += size
+    return document, arrays
+
+
+def start_client(repository: Path, *, wait: bool = True, **settings: Any) -> TestClient:
+    """An entered ``TestClient`` (by default, once its app has finished the start-up load)."""
+    app = create_app(Settings(model_repository=repository, seed_repository=False, **settings))
+    client = TestClient(app, raise_server_exceptions=False)
+    client.__enter__()
+    if wait:
+        wait_until(lambda: client.get("/v2/health/ready").status_code == 200, 30, "start-up load")
+    return client

@@ -1,0 +1,159 @@
+"""Fixtures of the service tests: a test repository, in-process apps, and a real server.
+
+In-process tests drive the app through ``TestClient`` (fast); ``server`` starts
+``python -m app`` in a subprocess on a free port of 127.0.0.1 for the tests that
+need a real socket (tritonclient, the README's examples), once per test session
+(per xdist worker), and kills it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from _app_support import free_port, make_repository, start_client, wait_until, write_model
+from fastapi.testclient import TestClient
+
+import mininn
+import models
+from mininn import nn
+from models.signature import Signature, TensorSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """A fresh test repository (see ``_app_support.make_repository``)."""
+    return make_repository(tmp_path / "model_repository")
+
+
+@pytest.fixture
+def client_factory(repository: Path) -> Iterator[Callable[..., TestClient]]:
+    """``client_factory(**settings)`` -> a started client on the test repository."""
+    clients: list[TestClient] = []
+
+    def factory(**settings: Any) -> TestClient:
+        clients.append(start_client(settings.pop("model_repository", repository), **settings))
+        return clients[-1]
+
+    yield factory
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def client(client_factory: Callable[..., TestClient]) -> TestClient:
+    """A started client on the test repository with default settings."""
+    return client_factory()
+
+
+@dataclass(frozen=True)
+class SlowConfig:
+    seconds: float = 0.5  # how long each forward pass sleeps
+
+
+class Slow(nn.Module):
+    """Returns its input after sleeping, like a long forward pass (the sleep releases the GIL)."""
+
+    def __init__(self, config: SlowConfig) -> None:
+        super().__init__()
+        self.seconds = config.seconds
+        self.gain = nn.Parameter(mininn.ones(1))
+
+    def forward(self, x: mininn.Tensor) -> mininn.Tensor:
+        time.sleep(self.seconds)
+        return x * self.gain
+
+
+@pytest.fixture
+def slow_repository(tmp_path: Path) -> Iterator[Path]:
+    """A repository with one model, ``slow``, whose forward passes sleep 0.5 s."""
+    models.register(
+        models.Architecture(
+            name="test-slow",
+            config_cls=SlowConfig,
+            build=Slow,
+            signature=lambda c: Signature(
+                [TensorSpec("x", "FP32", (-1, 2))], [TensorSpec("y", "FP32", (-1, 2))]
+            ),
+        ),
+        replace=True,
+    )
+    root = tmp_path / "slow_repository"
+    write_model(root, "slow", {1: {"gain": np.ones(1, np.float32)}}, {"architecture": "test-slow"})
+    yield root
+    models.unregister("test-slow")
+
+
+class Server:
+    """A ``python -m app`` subprocess."""
+
+    def __init__(self, port: int, repository: Path, log: Path) -> None:
+        self.host, self.port, self.repository, self.log = "127.0.0.1", port, repository, log
+
+    @property
+    def url(self) -> str:
+        """``host:port``, as tritonclient wants it (no scheme)."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port``."""
+        return f"http://{self.url}"
+
+
+def server_env(port: int, repository: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server subprocess: this one's, minus MININN_*, plus the given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MININN_")}
+    env.update(
+        MININN_HOST="127.0.0.1",
+        MININN_PORT=str(port),
+        MININN_MODEL_REPOSITORY=str(repository),
+        MININN_LOG_LEVEL="warning",
+        **extra,
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A real server on 127.0.0.1 serving the test repository (seeding off)."""
+    folder = tmp_path_factory.mktemp("server")
+    repository = make_repository(folder / "model_repository")
+    port = free_port()
+    log = folder / "server.log"
+    env = server_env(port, repository, MININN_SEED_REPOSITORY="false")
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app"], cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    running = Server(port, repository, log)
+    try:
+        wait_until(lambda: _ready(running, process, log), 30, "server start-up")
+        yield running
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _ready(server: Server, process: subprocess.Popen[bytes], log: Path) -> bool:
+    if process.poll() is not None:
+        raise RuntimeError(f"the server exited with {process.returncode}:\n{log.read_text()}")
+    try:
+        return httpx.get(f"{server.base_url}/v2/health/ready", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _app_support import MLP_CONFIG, mlp_weights, write_model
+from fastapi.testclient import TestClient
+
+
+def test_index_accepts_an_empty_body(client: TestClient) -> None:
+    response = client.post("/v2/repository/index")  # what tritonclient sends: Content-Length 0
+    assert response.status_code == 200
+    rows = {row["name"]: row for row in response.json()}
+    assert rows["mlp"] == {"name": "mlp", "version": "2", "state": "READY", "reason": ""}
+    assert rows["mlp-spare"]["state"] == "READY"
+    assert rows["broken"]["state"] == "UNAVAILABLE"
+    assert rows["broken"]["reason"].startswith("version 1: loading the state dict:")
+
+
+def test_index_ready_only(client: TestClient) -> None:
+    response = client.post("/v2/repository/index", json={"ready": True})
+    assert [row["name"] for row in response.json()] == ["mlp", "mlp-spare"]
+    assert client.post("/v2/repository/index", json={}).status_code == 200
+
+
+def test_index_body_errors(client: TestClient) -> None:
+    bad_json = client.post("/v2/repository/index", content=b"{")
+    assert bad_json.status_code == 400
+    assert bad_json.json()["error"].startswith("request body is not valid JSON:")
+    not_bool = client.post("/v2/repository/index", json={"ready": "yes"})
+    assert (not_bool.status_code, not_bool.json()) == (
+        422,
+        {"error": "'ready' must be true or false, got 'yes'"},
+    )
+    not_object = client.post("/v2/repository/index", json=[1])
+    assert (not_object.status_code, not_object.json()) == (
+        422,
+        {"error": "request body must be a JSON object"},
+    )
+
+
+def test_unload_then_load(client: TestClient) -> None:
+    unloaded = client.post(
+        "/v2/repository/models/mlp-spare/unload", json={"parameters": {"unload_dependents": False}}
+    )
+    assert (unloaded.status_code, unloaded.json()) == (200, {"name": "mlp-spare", "state": "UNAVAILABLE"})
+    assert client.get("/v2/models/mlp-spare/ready").status_code == 503
+    row = next(r for r in client.post("/v2/repository/index").json() if r["name"] == "mlp-spare")
+    assert (row["state"], row["reason"]) == ("UNAVAILABLE", "unloaded")
+    infer = client.post(
+        "/v2/models/mlp-spare/infer",
+        json={"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]},
+    )
+    assert (infer.status_code, infer.json()) == (
+        503,
+        {"error": "model 'mlp-spare' is not ready: unavailable (unloaded)"},
+    )
+    loaded = client.post("/v2/repository/models/mlp-spare/load")
+    assert (loaded.status_code, loaded.json()) == (
+        200,
+        {"name": "mlp-spare", "state": "READY", "versions": ["1"]},
+    )
+    assert client.get("/v2/models/mlp-spare/ready").status_code == 200
+
+
+def test_load_picks_up_a_new_model_and_a_new_version(client: TestClient, repository: Path) -> None:
+    write_model(repository, "fresh", {1: mlp_weights(8)})
+    assert client.get("/v2/models/fresh/ready").status_code == 503
+    assert client.post("/v2/repository/models/fresh/load", json={}).status_code == 200
+    assert client.get("/v2/models/fresh/ready").status_code == 200
+    write_model(repository, "fresh", {2: mlp_weights(9)})
+    assert client.post("/v2/repository/models/fresh/load").json()["versions"] == ["1", "2"]
+    assert client.get("/v2/models/fresh").json()["versions"] == ["1", "2"]
+
+
+def test_load_with_a_config_override_fixes_a_broken_model(client: TestClient) -> None:
+    config = json.dumps({"architecture": "mlp", "config": MLP_CONFIG})
+    response = client.post("/v2/repository/models/broken/load", json={"parameters": {"config": config}})
+    assert response.status_code == 200
+    assert client.get("/v2/models/broken/ready").status_code == 200
+
+
+def test_load_errors(client: TestClient) -> None:
+    cases = [
+        ("nope", {}, 404, "unknown model 'nope'; available models: broken, mlp, mlp-spare"),
+        (
+            "mlp",
+            {"parameters": {"config": 5}},
+            422,
+            "load parameter 'config' must be a string holding model.json",
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": "{}"}},
+            422,
+            "load parameter 'config': key 'architecture': Field required",
+        ),
+        ("mlp", {"parameters": []}, 422, "'parameters' must be a JSON object"),
+        (
+            "mlp",
+            {"parameters": {"config": "{}", "file:1/weights.safetensors": "AAAA"}},
+            422,
+            "file overrides (file:1/weights.safetensors) are not supported; put weights in the repository "
+            "under mlp/<version>/weights.safetensors",
+        ),
+    ]
+    for name, body, status, message in cases:
+        response = client.post(f"/v2/repository/models/{name}/load", json=body)
+        assert (response.status_code, response.json()) == (status, {"error": message}), body
+
+
+def test_a_failing_load_is_422_with_the_reason(client: TestClient) -> None:
+    response = client.post("/v2/repository/models/broken/load")
+    assert response.status_code == 422
+    assert response.json()["error"].startswith(
+        "failed to load model 'broken': version 1: loading the state dict:"
+    )
+
+
+def test_unload_unknown_model_is_404(client: TestClient) -> None:
+    response = client.post("/v2/repository/models/ghost/unload")
+    assert (response.status_code, response.json()["error"]) == (
+        404,
+        "unknown model 'ghost'; available models: broken, mlp, mlp-spare",
+    )
