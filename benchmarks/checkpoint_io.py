@@ -11,7 +11,8 @@ just before the operation), which, unlike tracemalloc, sees memory-mapped
 pages too; "extra" is that peak minus the resident size just before the
 operation. Loads read a file that is already in the page cache (it was just
 written and is read once before timing), so they measure the library, not
-the disk. The median over ``--repeats`` subprocesses is reported.
+the disk. Cases are interleaved and the median over ``--repeats`` subprocesses is
+reported, with CPU time beside wall time (the machine may be shared).
 
 Targets (from the checkpoint issue): safetensors load at least as fast as
 ``torch.load``; its peak extra memory at most 1.3x the file size.
@@ -41,6 +42,7 @@ CASES = [  # (library, format, suffix)
     ("mininn", "npz", ".npz"),
     ("mininn", "pt", ".pt"),
     ("torch", "pt", ".torch.pt"),
+    ("safetensors.numpy", "safetensors", ".pkg.safetensors"),  # the package's own reader, for reference
 ]
 MiB = 1 << 20
 
@@ -89,12 +91,27 @@ def _run_case(op: str, library: str, fmt: str, path: str, size_mb: int) -> dict[
         )
     before = _status()["VmRSS"]
     _reset_peak()
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     result = action()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = _status()["VmHWM"]
     del result
-    return {"seconds": seconds, "extra_bytes": peak - before}
+    return {"seconds": seconds, "cpu_seconds": cpu, "extra_bytes": peak - before}
+
+
+def _functions(library: str, fmt: str) -> tuple[Any, Any]:
+    """(save(obj, path), load(path)) of one library."""
+    if library == "torch":
+        import torch
+
+        return torch.save, lambda path: torch.load(path, weights_only=True)
+    if library == "safetensors.numpy":
+        import safetensors.numpy
+
+        return safetensors.numpy.save_file, safetensors.numpy.load_file
+    import mininn.serialization as ser
+
+    return (lambda sd, path: ser.save(sd, path, format=fmt)), ser.load
 
 
 # ---- parent: orchestration ------------------------------------------------------------------
@@ -104,10 +121,10 @@ def _child(op: str, library: str, fmt: str, path: Path, size_mb: int) -> dict[st
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _measure(op: str, library: str, fmt: str, path: Path, size_mb: int, repeats: int) -> dict[str, Any]:
-    runs = [_child(op, library, fmt, path, size_mb) for _ in range(repeats)]
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "seconds": statistics.median(r["seconds"] for r in runs),
+        "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
         "extra_bytes": int(statistics.median(r["extra_bytes"] for r in runs)),
         "runs": runs,
     }
@@ -123,18 +140,24 @@ def main() -> None:
         print(json.dumps(_run_case(*args.child, size_mb=args.size_mb)))
         return
 
-    results: dict[str, Any] = {"cases": {}}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+        f"{lib}:{fmt}": {"save": [], "load": []} for lib, fmt, _ in CASES
+    }
+    sizes = {}
     with tempfile.TemporaryDirectory(prefix="checkpoint_io.") as tmp:
-        for library, fmt, suffix in CASES:
-            path = Path(tmp) / f"state{suffix}"
-            save = _measure("save", library, fmt, path, args.size_mb, args.repeats)
-            load = _measure("load", library, fmt, path, args.size_mb, args.repeats)
-            results["cases"][f"{library}:{fmt}"] = {
-                "file_bytes": path.stat().st_size,
-                "save": save,
-                "load": load,
-            }
-            path.unlink()
+        for _ in range(args.repeats):  # cases interleaved, so a busy moment hits all of them alike
+            for library, fmt, suffix in CASES:
+                name, path = f"{library}:{fmt}", Path(tmp) / f"state{suffix}"
+                runs[name]["save"].append(_child("save", library, fmt, path, args.size_mb))
+                runs[name]["load"].append(_child("load", library, fmt, path, args.size_mb))
+                sizes[name] = path.stat().st_size
+                path.unlink()
+    results: dict[str, Any] = {
+        "cases": {
+            name: {"file_bytes": sizes[name], "save": _median(r["save"]), "load": _median(r["load"])}
+            for name, r in runs.items()
+        }
+    }
     _summarize(results, args)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
@@ -154,21 +177,24 @@ def _summarize(results: dict[str, Any], args: argparse.Namespace) -> None:
         ("file MiB", 9),
         ("save s", 9),
         ("load s", 9),
+        ("load cpu s", 12),
         ("load/torch", 12),
         ("save extra", 12),
         ("load extra", 12),
     )
-    header = f"{'case':<20}" + "".join(f"{title:>{width}}" for title, width in columns)
+    header = f"{'case':<31}" + "".join(f"{title:>{width}}" for title, width in columns)
     print(header)
     print("-" * len(header))
     for name, case in results["cases"].items():
         size = case["file_bytes"]
         case["load_time_vs_torch"] = case["load"]["seconds"] / torch_case["load"]["seconds"]
+        case["load_cpu_vs_torch"] = case["load"]["cpu_seconds"] / torch_case["load"]["cpu_seconds"]
         case["save_time_vs_torch"] = case["save"]["seconds"] / torch_case["save"]["seconds"]
         case["load_extra_vs_file"] = case["load"]["extra_bytes"] / size
         case["save_extra_vs_file"] = case["save"]["extra_bytes"] / size
         print(
-            f"{name:<20}{size / MiB:>9.1f}{case['save']['seconds']:>9.3f}{case['load']['seconds']:>9.3f}"
+            f"{name:<31}{size / MiB:>9.1f}{case['save']['seconds']:>9.3f}{case['load']['seconds']:>9.3f}"
+            f"{case['load']['cpu_seconds']:>12.3f}"
             f"{case['load_time_vs_torch']:>11.2f}x{case['save_extra_vs_file']:>11.2f}x"
             f"{case['load_extra_vs_file']:>11.2f}x"
         )
