@@ -259,8 +259,9 @@ class _Normalize(Function):
             dnorm = np.sign(x) * hit / np.maximum(hit.sum(axis=dim, keepdims=True), 1)
         else:
             safe = np.where(active, norm, t(1))
-            dnorm = np.sign(x) * (abs(x) / safe) ** t(p - 1)
-        return gx - dot * dnorm * active, None, None, None
+            ratio = np.where(x == 0, t(1), abs(x) / safe)  # 0 ** (p - 1) is inf for p < 1; sign(0) wins
+            dnorm = np.sign(x) * ratio ** t(p - 1)
+        return gx - dot * np.where(active, dnorm, t(0)), None, None, None
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

@@ -1,0 +1,238 @@
+"""BatchNorm1d/2d, LayerNorm, GroupNorm and F.normalize against torch 2.13."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mininn
+import mininn.nn.functional as F
+from mininn import nn
+from tests.mininn.nn._layer_parity import (
+    assert_parity,
+    assert_same_buffers,
+    same_error,
+    slot_layout,
+    state_layout,
+    to_numpy,
+    twin,
+)
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+DTYPES = [np.float32, np.float64]
+
+
+def _x(shape, dtype=np.float64, seed=0, scale=1.0, shift=0.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale + shift).astype(dtype)
+
+
+def _pair(cls_name, dtype, *args, **kwargs):
+    tm = getattr(torch.nn, cls_name)(*args, **kwargs).to(getattr(torch, np.dtype(dtype).name))
+    mm = getattr(nn, cls_name)(*args, dtype=np.dtype(dtype).name, **kwargs)
+    return tm, twin(tm, mm)
+
+
+def _randomize_affine(tm, seed=3):
+    """Non-trivial weight and bias in torch's layer (before twinning), so their grads matter."""
+    with torch.no_grad():
+        for p in tm.parameters():
+            p.copy_(torch.tensor(np.random.default_rng(seed).uniform(0.5, 1.5, tuple(p.shape))))
+    return tm
+
+
+BN_CASES = [
+    ("BatchNorm1d", (8, 4)),
+    ("BatchNorm1d", (8, 4, 5)),
+    ("BatchNorm2d", (4, 4, 5, 6)),
+]
+BN_KWARGS = [
+    {},
+    dict(momentum=0.3, eps=1e-3),
+    dict(momentum=None),
+    dict(affine=False),
+    dict(bias=False),
+    dict(track_running_stats=False),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kwargs", BN_KWARGS, ids=str)
+@pytest.mark.parametrize("cls_name,shape", BN_CASES, ids=str)
+def test_batch_norm_training_steps_then_eval_match_torch(cls_name, shape, kwargs, dtype):
+    tm = getattr(torch.nn, cls_name)(4, **kwargs).to(getattr(torch, np.dtype(dtype).name))
+    _randomize_affine(tm)
+    mm = twin(tm, getattr(nn, cls_name)(4, dtype=np.dtype(dtype).name, **kwargs))
+    for step in range(3):  # running statistics after several steps (shifted, scaled batches)
+        assert_parity(tm, mm, _x(shape, dtype, seed=step, scale=2.0 + step, shift=step), training=True)
+    assert_same_buffers(tm, mm, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-7)
+    assert_parity(tm, mm, _x(shape, dtype, seed=9), training=False)
+    assert_same_buffers(tm, mm, rtol=1e-6, atol=1e-7)  # eval changes no buffer
+
+
+def test_batch_norm_num_batches_tracked_is_int64_and_counts_only_training_calls():
+    m = nn.BatchNorm1d(3)
+    assert m.num_batches_tracked.dtype == mininn.int64 and m.num_batches_tracked.item() == 0
+    x = mininn.randn(5, 3)
+    m(x)
+    m(x)
+    m.eval()
+    m(x)
+    assert m.num_batches_tracked.item() == 2
+
+
+def test_batch_norm_with_momentum_none_keeps_the_cumulative_average_of_batch_means():
+    m = nn.BatchNorm1d(2, momentum=None)
+    batches = [_x((6, 2), np.float32, seed=s, shift=s) for s in range(4)]
+    for b in batches:
+        m(mininn.tensor(b))
+    expected = np.mean([b.mean(0) for b in batches], axis=0)
+    np.testing.assert_allclose(m.running_mean.numpy(), expected, rtol=1e-5)
+
+
+def test_batch_norm_without_running_stats_uses_batch_statistics_in_eval():
+    tm, mm = _pair("BatchNorm2d", np.float64, 3, track_running_stats=False)
+    assert_parity(tm, mm, _x((2, 3, 4, 4)), training=False)
+    assert mm.running_mean is None and mm.num_batches_tracked is None
+
+
+def test_batch_norm_eval_under_no_grad_records_no_graph_and_keeps_float32():
+    m = nn.BatchNorm2d(3).eval()
+    with mininn.no_grad():
+        y = m(mininn.randn(2, 3, 4, 4, requires_grad=True))
+    assert y.grad_fn is None and y.dtype == mininn.float32
+
+
+@pytest.mark.parametrize("cls_name,args,kwargs", [
+    ("BatchNorm1d", (4,), {}),
+    ("BatchNorm2d", (4,), dict(affine=False)),
+    ("BatchNorm2d", (4,), dict(track_running_stats=False, momentum=None)),
+    ("BatchNorm1d", (4,), dict(eps=1e-3, momentum=0.2, bias=False)),
+    ("LayerNorm", (6,), {}),
+    ("LayerNorm", ([3, 6],), dict(elementwise_affine=False)),
+    ("LayerNorm", (6,), dict(bias=False)),
+    ("LayerNorm", (6,), dict(eps=1e-6)),
+    ("LayerNorm", (6,), dict(bias=False, elementwise_affine=False)),
+    ("GroupNorm", (2, 4), {}),
+    ("GroupNorm", (2, 4), dict(affine=False)),
+    ("GroupNorm", (2, 4), dict(eps=1e-3, bias=False)),
+], ids=str)
+def test_norm_layer_repr_state_dict_slots_and_init_match_torch(cls_name, args, kwargs):
+    tm = getattr(torch.nn, cls_name)(*args, **kwargs)
+    mm = getattr(nn, cls_name)(*args, **kwargs)
+    assert repr(mm) == repr(tm)
+    assert state_layout(mm) == state_layout(tm)
+    assert slot_layout(mm) == slot_layout(tm)
+    for name, value in tm.state_dict().items():
+        np.testing.assert_array_equal(to_numpy(mm.state_dict()[name]), to_numpy(value), err_msg=name)
+
+
+class _StateDict(dict):
+    """A plain dict that can carry ``_metadata`` like torch's OrderedDict state dicts."""
+
+
+@pytest.mark.parametrize("version,missing", [(None, []), (1, []), (2, ["num_batches_tracked"])])
+def test_batch_norm_old_checkpoints_without_num_batches_tracked_load_like_torch(version, missing):
+    state = torch.nn.BatchNorm1d(3).state_dict()
+    del state["num_batches_tracked"]
+    t_state = _StateDict(state)
+    m_state = _StateDict({k: mininn.tensor(to_numpy(v)) for k, v in state.items()})
+    if version is not None:
+        t_state._metadata = {"": {"version": version}}
+        m_state._metadata = {"": {"version": version}}
+    t_module, m_module = torch.nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+    t_result = t_module.load_state_dict(t_state, strict=False)
+    m_result = m_module.load_state_dict(m_state, strict=False)
+    assert list(m_result.missing_keys) == list(t_result.missing_keys) == missing
+    assert m_module.num_batches_tracked.item() == t_module.num_batches_tracked.item() == 0
+
+
+@pytest.mark.parametrize("make,shape", [
+    (lambda lib: lib.nn.BatchNorm1d(4), (1, 4)),
+    (lambda lib: lib.nn.BatchNorm1d(4), (2, 4, 3, 3)),
+    (lambda lib: lib.nn.BatchNorm1d(4), (2, 3)),
+    (lambda lib: lib.nn.BatchNorm2d(4), (2, 4, 3)),
+    (lambda lib: lib.nn.BatchNorm2d(4), (2, 3, 3, 3)),
+    (lambda lib: lib.nn.LayerNorm((3, 6)), (2, 3, 5)),
+    (lambda lib: lib.nn.LayerNorm(6), (2, 5)),
+    (lambda lib: lib.nn.GroupNorm(2, 4), (2, 6, 3)),
+    (lambda lib: lib.nn.GroupNorm(2, 4), (2, 5, 3)),
+], ids=str)
+def test_norm_layer_forward_errors_match_torch(make, shape):
+    tm, mm = make(torch), make(mininn)
+    same_error(lambda: tm(torch.ones(shape)), lambda: mm(mininn.ones(shape)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, f: f.batch_norm(lib.ones(2, 4, 3), None, None, training=False),
+    lambda lib, f: f.batch_norm(lib.ones(2, 4, 3), lib.zeros(3), lib.ones(3), training=True),
+    lambda lib, f: f.batch_norm(lib.ones(2, 4, 3), lib.zeros(4), lib.ones(4), lib.ones(3), training=True),
+    lambda lib, f: f.batch_norm(lib.ones(2, 4, dtype=lib.float64), lib.zeros(4), lib.ones(4)),
+    lambda lib, f: f.layer_norm(lib.ones(2, 5), (6,)),
+    lambda lib, f: f.layer_norm(lib.ones(2, 5), 5),
+    lambda lib, f: f.group_norm(lib.ones(2, 5, 3), 2),
+    lambda lib, f: f.group_norm(lib.ones(2, 4, 3), 2, lib.ones(3)),
+    lambda lib, f: f.group_norm(lib.ones(2), 2),
+    lambda lib, f: f.normalize(lib.ones(2, 3), dim=3),
+])
+def test_functional_norm_errors_match_torch(call):
+    same_error(lambda: call(torch, TF), lambda: call(mininn, F))
+
+
+def test_norm_constructor_errors_match_torch():
+    same_error(lambda: torch.nn.GroupNorm(3, 4), lambda: nn.GroupNorm(3, 4))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,kwargs", [
+    (6, {}),
+    ((5, 6), {}),
+    ((3, 5, 6), {}),
+    (6, dict(elementwise_affine=False)),
+    (6, dict(bias=False)),
+    ((5, 6), dict(eps=1e-3)),
+], ids=str)
+def test_layer_norm_matches_torch_values_and_gradients(shape, kwargs, dtype):
+    tm = _randomize_affine(torch.nn.LayerNorm(shape, **kwargs).to(getattr(torch, np.dtype(dtype).name)))
+    mm = twin(tm, nn.LayerNorm(shape, dtype=np.dtype(dtype).name, **kwargs))
+    assert_parity(tm, mm, _x((2, 3, 5, 6), dtype, scale=3.0, shift=1.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args,kwargs,shape", [
+    ((3, 6), {}, (4, 6, 5, 2)),
+    ((2, 4), {}, (2, 4, 7)),
+    ((1, 6), {}, (3, 6, 4, 4)),
+    ((6, 6), {}, (3, 6, 4)),
+    ((2, 4), dict(affine=False), (2, 4, 3, 3)),
+    ((2, 4), dict(bias=False, eps=1e-3), (2, 4, 3)),
+    ((2, 4), {}, (5, 4)),
+], ids=str)
+def test_group_norm_matches_torch_values_and_gradients(args, kwargs, shape, dtype):
+    tm = _randomize_affine(torch.nn.GroupNorm(*args, **kwargs).to(getattr(torch, np.dtype(dtype).name)))
+    mm = twin(tm, nn.GroupNorm(*args, dtype=np.dtype(dtype).name, **kwargs))
+    assert_parity(tm, mm, _x(shape, dtype, scale=2.0, shift=-1.0))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, float("inf")])
+@pytest.mark.parametrize("dim", [1, -1, 0])
+def test_normalize_matches_torch_values_and_gradients(p, dim):
+    x = _x((4, 5, 3))
+    x[0, :, 0] = 0.0  # a zero vector: eps takes over
+    x[1, 2, :] = 0.0
+    tx, mx = torch.tensor(x, requires_grad=True), mininn.tensor(x, requires_grad=True)
+    ty, my = TF.normalize(tx, p=p, dim=dim), F.normalize(mx, p=p, dim=dim)
+    cot = _x(tuple(ty.shape), seed=5)
+    ty.backward(torch.tensor(cot))
+    my.backward(mininn.tensor(cot))
+    np.testing.assert_allclose(to_numpy(my), to_numpy(ty), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(mx.grad), to_numpy(tx.grad), rtol=1e-8, atol=1e-10)
+
+
+def test_functional_batch_norm_updates_running_stats_in_place_with_the_unbiased_variance():
+    x = _x((6, 3), np.float32)
+    rm, rv = mininn.zeros(3), mininn.ones(3)
+    F.batch_norm(mininn.tensor(x), rm, rv, training=True, momentum=0.5)
+    np.testing.assert_allclose(rm.numpy(), 0.5 * x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(rv.numpy(), 0.5 + 0.5 * x.var(0, ddof=1), rtol=1e-5)
