@@ -158,14 +158,16 @@ class Div(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
-        return a / b
+        with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, as in torch
+            return a / b
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        ga = unbroadcast(g / b, a.shape) if need_a else None
-        gb = unbroadcast(-g * a / (b * b), b.shape) if need_b else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ga = unbroadcast(g / b, a.shape) if need_a else None
+            gb = unbroadcast(-g * a / (b * b), b.shape) if need_b else None
         return ga, gb
 
 
@@ -303,19 +305,23 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """``input - alpha * other`` with broadcasting."""
     if alpha != 1:
         other = mul(other, alpha)
-    a, b = coerce(input, other)
-    if _is_bool(a) and _is_bool(b):
+    bool_a, bool_b = _is_bool_tensor(input), _is_bool_tensor(other)
+    if bool_a and bool_b:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
+    if bool_a or bool_b:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    a, b = coerce(input, other)
     return apply_binary(Sub, a, b)
 
 
-def _is_bool(x: Any) -> bool:
-    if isinstance(x, _t.Tensor):
-        return x._data.dtype.kind == "b"
-    return type(x) is bool
+def _is_bool_tensor(x: Any) -> bool:
+    return isinstance(x, _t.Tensor) and x._data.dtype.kind == "b"
 
 
 def mul(input: Any, other: Any) -> Any:

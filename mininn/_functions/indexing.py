@@ -147,7 +147,16 @@ class IndexSelect(Function):
 
 def getitem(input: Any, key: Any) -> Any:
     """``input[key]``: ints, slices, None, Ellipsis, bool masks and integer index tensors."""
-    return Index.apply(input, index_key(key))
+    return Index.apply(input, _view_key(index_key(key)))
+
+
+def _view_key(key: Any) -> Any:
+    """A basic key with a trailing Ellipsis, so that NumPy returns a 0-d view, not a scalar copy."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(isinstance(k, np.ndarray) or k is Ellipsis for k in key):
+        return key
+    return key + (Ellipsis,)
 
 
 def setitem(input: Any, key: Any, value: Any) -> None:

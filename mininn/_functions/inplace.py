@@ -18,8 +18,15 @@ import numpy as np
 from mininn._backend import to_device
 from mininn._functions import elementwise as E
 from mininn._functions import unary as U
-from mininn._functions._util import category, scalar_result_dtype, tensor_module, torch_type_name
-from mininn._functions.conversion import Clone, cast
+from mininn._functions._util import (
+    category,
+    scalar_result_dtype,
+    tensor_module,
+    torch_type_name,
+    unbroadcast,
+)
+from mininn._functions.conversion import cast
+from mininn.autograd.function import Context, Function
 from mininn.autograd.grad_mode import _state
 
 _t = tensor_module()  # mininn.tensor, which imports this module
@@ -187,25 +194,38 @@ tanh_ = _unary_inplace(U.tanh, "tanh_")
 reciprocal_ = _unary_inplace(U.reciprocal, "reciprocal_")
 
 
+class Fill(Function):
+    """Every element set to ``value``: no gradient reaches the overwritten tensor."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, value: Any) -> Any:
+        ctx.value_is_array = hasattr(value, "shape")
+        return np.full_like(a, value)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        return np.zeros_like(g), (g.sum() if ctx.value_is_array else None)
+
+
 def zero_(self: Any) -> Any:
     """Fill with zeros."""
-    check_leaf(self)
-    return write(self, 0)
+    return fill_(self, 0)
 
 
 def fill_(self: Any, value: Any) -> Any:
     """Fill with ``value`` (a number or a 0-d tensor)."""
     check_leaf(self)
-    if isinstance(value, _t.Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(
-                "fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value._data.ndim} dimensions."
-            )
-        if _tracked(self, value):
-            return _apply(self, lambda s, v: E.add(E.mul(s, 0), v), value)
-        value = value._data
-    return write(self, value)
+    if isinstance(value, _t.Tensor) and value._data.ndim != 0:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value._data.ndim} dimensions."
+        )
+    if _tracked(self, value):
+        if isinstance(value, _t.Tensor):
+            value = cast(value, self._data.dtype)
+        self._become(Fill.apply(self, value))
+        return self
+    return write(self, value._data if isinstance(value, _t.Tensor) else value)
 
 
 def copy_(self: Any, src: Any, non_blocking: bool = False) -> Any:
@@ -217,12 +237,25 @@ def copy_(self: Any, src: Any, non_blocking: bool = False) -> Any:
     if _tracked(self, src):
         check_leaf(self)
         from mininn._functions.conversion import ToDevice
-        from mininn._functions.shape import expand
 
-        out = src if src.device == self.device else ToDevice.apply(src, self.device)
-        if out._data.shape != self._data.shape:
-            out = expand(out, self._data.shape)
-        out = cast(out, self._data.dtype)
-        self._become(Clone.apply(out) if out is src else out)
+        if src.device != self.device:
+            src = ToDevice.apply(src, self.device)
+        self._become(Copy.apply(self, src))
         return self
     return write(self, to_device(src._data, self.device))
+
+
+class Copy(Function):
+    """``src`` broadcast and cast into ``a``'s shape and dtype; ``a`` gets no gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, src: Any) -> Any:
+        out = np.empty_like(a)
+        out[...] = src
+        ctx.src_meta = (src.shape, src.dtype)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        shape, dtype = ctx.src_meta
+        return np.zeros_like(g), unbroadcast(g, shape).astype(dtype, copy=False)

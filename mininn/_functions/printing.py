@@ -21,10 +21,11 @@ def _float_formatter(arr: np.ndarray) -> Callable[[Any], str]:
     nonzero = np.abs(finite[finite != 0])
     whole = bool(np.all(finite == np.ceil(finite)))
     big = nonzero.size > 0 and nonzero.max() > 1e8
-    if whole and not big:
+    wide = nonzero.size > 0 and nonzero.max() / nonzero.min() > 1000
+    if whole and not (big or wide):
         def fmt(x: Any) -> str:
             return f"{x:.0f}."
-    elif nonzero.size and (big or nonzero.min() < 1e-4 or nonzero.max() / nonzero.min() > 1000):
+    elif nonzero.size and (big or wide or nonzero.min() < 1e-4):
         def fmt(x: Any) -> str:
             return f"{x:.4e}"
     else:
@@ -34,7 +35,8 @@ def _float_formatter(arr: np.ndarray) -> Callable[[Any], str]:
     def safe(x: Any) -> str:
         return fmt(x) if np.isfinite(x) else str(float(x))
 
-    width = max((len(safe(x)) for x in _sample(arr)), default=0)
+    shown = _sample(arr)
+    width = max((len(fmt(x)) for x in shown[np.isfinite(shown)]), default=0)
     return lambda x: safe(x).rjust(width)
 
 
@@ -52,9 +54,11 @@ def _body(arr: np.ndarray) -> str:
     kind = arr.dtype.kind
     formatter: dict[str, Callable[[Any], str]]
     if kind == "b":
-        formatter = {"bool": lambda x: "True" if x else "False"}
+        width = 5 if not arr.all() else 4
+        formatter = {"bool": lambda x: ("True" if x else "False").rjust(width)}
     elif kind in "iu":
-        formatter = {"int": lambda x: str(x)}
+        int_width = max(len(str(x)) for x in _sample(arr))
+        formatter = {"int": lambda x: str(x).rjust(int_width)}
     else:
         arr = arr.astype(np.float64)
         formatter = {"float_kind": _float_formatter(arr)}
@@ -66,7 +70,7 @@ def _body(arr: np.ndarray) -> str:
         threshold=1000,
         edgeitems=3,
         max_line_width=80,
-    )
+    ).replace(", ..., ", ",  ..., ")  # torch's summary marker is " ..."
 
 
 def format_tensor(t: Any) -> str:
