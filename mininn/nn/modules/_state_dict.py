@@ -6,7 +6,9 @@ instead of performing it. ``load_state_dict`` applies the staged actions only
 once every module has been checked and no error was found, so a failed load
 leaves every parameter and buffer exactly as it was (torch may stop
 half-way). A ``_load_from_state_dict`` called directly, outside a load, copies
-at once as in torch.
+at once as in torch. ``set_extra_state`` is the exception: it is opaque user code
+(it may even add submodules whose keys are loaded next), so it runs when torch
+runs it and is not rolled back.
 """
 
 from __future__ import annotations
@@ -111,19 +113,6 @@ class AssignAttr(_LoadAction):
 
     def undo(self) -> None:
         setattr(self.module, self.name, self.old)
-
-
-class SetExtraState(_LoadAction):
-    """``module.set_extra_state(state)``; not undoable (the state is opaque)."""
-
-    def __init__(self, module: Any, state: Any) -> None:
-        self.module, self.state = module, state
-
-    def apply(self, keep_undo: bool) -> None:
-        self.module.set_extra_state(self.state)
-
-    def undo(self) -> None:
-        pass
 
 
 _pending: contextvars.ContextVar[list[_LoadAction] | None] = contextvars.ContextVar(
@@ -330,7 +319,10 @@ def _load_extra_state(
     extra_state_key = prefix + EXTRA_STATE_KEY_SUFFIX
     if type(module).set_extra_state is not Module.set_extra_state:
         if extra_state_key in state_dict:
-            stage(SetExtraState(module, state_dict[extra_state_key]))
+            # Opaque user code that may even add submodules (as in torch, later keys can
+            # depend on it), so it runs now rather than staged: extra state is the one
+            # part of a failed load that is not rolled back.
+            module.set_extra_state(state_dict[extra_state_key])
         elif strict:
             missing_keys.append(extra_state_key)
     elif strict and extra_state_key in state_dict:

@@ -564,7 +564,8 @@ class Module:
         Raises:
             TypeError: ``state_dict`` is not a mapping.
             RuntimeError: torch's ``Error(s) in loading state_dict for <Class>:`` report.
-                Nothing has been changed when it is raised.
+                No parameter or buffer has been changed when it is raised (only
+                ``set_extra_state``, which runs when torch runs it, is not undone).
         """
         return _sd.load_into(self, state_dict, strict, assign)
 
