@@ -51,6 +51,7 @@ from mininn.nn.modules import (
     register_module_module_registration_hook,
     register_module_parameter_registration_hook,
 )
+from mininn.nn.modules.attention import MultiheadAttention
 from mininn.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -59,6 +60,7 @@ from mininn.nn.modules.loss import (
     MSELoss,
     NLLLoss,
 )
+from mininn.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 from mininn.nn.parameter import Buffer, Parameter
 
 __all__ = [
@@ -120,4 +122,7 @@ __all__ = [
     "register_module_full_backward_pre_hook",
     "register_module_module_registration_hook",
     "register_module_parameter_registration_hook",
+    "MultiheadAttention",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]

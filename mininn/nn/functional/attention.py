@@ -27,7 +27,7 @@ from mininn.nn.functional._utils import c_name
 from mininn.nn.functional.linear import linear
 from mininn.tensor import Tensor
 
-__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+__all__ = ["canonical_mask", "multi_head_attention_forward", "scaled_dot_product_attention"]
 
 # ---- the fused core ------------------------------------------------------------------
 def _softmax_last_(scores: Any, safe: bool) -> Any:
@@ -35,7 +35,8 @@ def _softmax_last_(scores: Any, safe: bool) -> Any:
     peak = scores.max(axis=-1, keepdims=True)
     if safe:
         peak[~np.isfinite(peak)] = 0
-    scores -= peak
+    with np.errstate(invalid="ignore"):  # -inf - -inf: a fully masked row becomes NaN
+        scores -= peak
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
     if safe:
@@ -185,29 +186,34 @@ class _RepeatHeads(Function):
 
 
 # ---- masks ---------------------------------------------------------------------------
-def _additive(mask: Tensor | None, dtype: Any) -> Any:
-    """A bool mask (True = blocked) or a float mask as an additive float array."""
+def canonical_mask(
+    mask: Tensor | None, mask_name: str, other_type: Any, other_name: str, target_type: Any,
+    check_other: bool = True,
+) -> Tensor | None:
+    """torch's ``_canonical_mask``: a bool mask (True = blocked) becomes an additive float
+    mask of ``target_type`` (0 or ``-inf``); a float mask passes through.
+
+    Raises:
+        AssertionError: ``mask`` is neither bool nor floating.
+    """
     if mask is None:
         return None
-    if mask.dtype.name == "bool":
-        return np.where(mask._data, -np.inf, 0.0).astype(dtype)
-    return mask._data.astype(dtype, copy=False)
-
-
-def _canonical_mask(
-    mask: Tensor | None, name: str, other: Tensor | None, other_name: str, check_other: bool,
-) -> None:
-    """torch's ``_canonical_mask`` checks (dtype, and its warning for mixed mask types)."""
-    if mask is None:
-        return
     if mask.dtype.name != "bool" and not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of {name} are supported")
-    if check_other and other is not None and other.dtype != mask.dtype:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and other_type != mask.dtype:
         warnings.warn(
-            f"Support for mismatched {name} and {other_name} is deprecated. Use same type for "
-            "both instead.",
-            stacklevel=4,
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type "
+            "for both instead.",
+            stacklevel=3,
         )
+    if mask.dtype.name == "bool":
+        return Tensor(np.where(mask._data, -np.inf, 0.0).astype(target_type.np))
+    return mask
+
+
+def _array(mask: Tensor | None, dtype: Any) -> Any:
+    """A canonical (float) mask as an array of the scores' dtype."""
+    return None if mask is None else mask._data.astype(dtype, copy=False)
 
 
 def _broadcast_message(a: tuple[int, ...], b: tuple[int, ...]) -> str | None:
@@ -507,8 +513,10 @@ def _mha(
     seq_axis = 1 if batch_first else 0
     bsz = query.shape[1 - seq_axis]
     tgt_len, src_len = query.shape[seq_axis], key.shape[seq_axis]
-    _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", True)
-    _canonical_mask(attn_mask, "attn_mask", None, "", False)
+    key_padding_mask = canonical_mask(
+        key_padding_mask, "key_padding_mask", None if attn_mask is None else attn_mask.dtype,
+        "attn_mask", query.dtype)
+    attn_mask = canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
     if is_causal and attn_mask is None:
         raise RuntimeError(
             "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
@@ -525,8 +533,8 @@ def _mha(
     q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias,
                        _separate_weights(use_separate_proj_weight, proj_weights), embed_dim,
                        packed_ok)
-    kpm = _additive(key_padding_mask, dtype)
-    mask = _additive(attn_mask, dtype)
+    kpm = _array(key_padding_mask, dtype)
+    mask = _array(attn_mask, dtype)
     appended = 0
     if bias_k is not None and bias_v is not None:
         if static_k is not None:

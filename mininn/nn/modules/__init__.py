@@ -16,6 +16,7 @@ from mininn.nn.modules.activation import (
     Softplus,
     Tanh,
 )
+from mininn.nn.modules.attention import MultiheadAttention
 from mininn.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from mininn.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from mininn.nn.modules.dropout import Dropout
@@ -50,6 +51,7 @@ from mininn.nn.modules.pooling import (
     MaxPool2d,
 )
 from mininn.nn.modules.sparse import Embedding
+from mininn.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -106,4 +108,7 @@ __all__ = [
     "register_module_full_backward_pre_hook",
     "register_module_module_registration_hook",
     "register_module_parameter_registration_hook",
+    "MultiheadAttention",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]
