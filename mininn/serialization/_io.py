@@ -99,7 +99,7 @@ def open_source(f: FileLike) -> Iterator[Source]:
         with open(path, "rb") as fh:
             yield Source(fh, os.fstat(fh.fileno()).st_size, path, fh.fileno())
         return
-    if not hasattr(f, "read"):
+    if not hasattr(f, "read") or isinstance(f, io.TextIOBase):
         raise TypeError(f"expected a path or a binary file object, got {type(f).__name__}")
     fileobj = f if _starts_at_zero(f) else io.BytesIO(_read_all(f))
     size = fileobj.seek(0, os.SEEK_END)

@@ -94,16 +94,19 @@ def load_zip(source: Source, dev: device) -> Any:
 
 def is_torch_zip(names: list[str]) -> bool:
     """Whether a zip's member names are those of a ``torch.save`` archive."""
-    return any(n == "data.pkl" or n.endswith("/data.pkl") for n in names)
+    return any(_is_data_pkl(n) for n in names)
+
+
+def _is_data_pkl(name: str) -> bool:
+    return name == "data.pkl" or name.endswith("/data.pkl")
 
 
 def _archive_prefix(zf: zipfile.ZipFile) -> str:
-    pickles = [n for n in zf.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
+    names = zf.namelist()
+    if any(n.endswith("/constants.pkl") for n in names):
+        raise CheckpointError("this is a TorchScript archive (torch.jit.save), not a torch.save checkpoint")
+    pickles = [n for n in names if _is_data_pkl(n)]
     if len(pickles) != 1:
-        if any(n.endswith("constants.pkl") for n in zf.namelist()):
-            raise CheckpointError(
-                "this is a TorchScript archive (torch.jit.save), not a torch.save checkpoint"
-            )
         raise CheckpointError(f"PyTorch archive must hold exactly one data.pkl, found {pickles[:5]}")
     return pickles[0][: -len("data.pkl")]
 

@@ -64,11 +64,6 @@ class Unpickler:
         self._marks: list[int] = []
         self._memo: dict[int, Any] = {}
 
-    @property
-    def consumed(self) -> int:
-        """Bytes read so far."""
-        return self._pos
-
     def load(self) -> Any:
         """Run the pickle and return its value.
 

@@ -413,3 +413,80 @@ PREFIXES = [
 def test_random_bytes_raise_checkpoint_error(prefix, tail):
     with pytest.raises(CheckpointError):
         load(io.BytesIO(prefix + tail))
+
+
+# ---- the rarer allowed forms, built by hand ---------------------------------------------------
+def _legacy_view_pickle(view):
+    """A legacy tensor whose persistent id carries a storage view (view_key, offset, size)."""
+    pid = _tuple([_str("storage"), _global("torch", "FloatStorage"), _str("0"), _str("cpu"), _int(6), view])
+    args = [
+        pid + b"Q",
+        _int(0),
+        _tuple([_int(2)]),
+        _tuple([_int(1)]),
+        b"\x89",
+        _global("collections", "OrderedDict") + b")R",
+    ]
+    return _dict_pickle("w", _global("torch._utils", "_rebuild_tensor_v2") + _tuple(args) + b"R")
+
+
+def test_legacy_storage_views_are_honoured_and_bounds_checked(tmp_path):
+    data = np.arange(6, dtype=np.float32)
+    good = _legacy(_legacy_view_pickle(_tuple([_str("v"), _int(3), _int(2)])), [("0", 6, data.tobytes())])
+    np.testing.assert_array_equal(load(io.BytesIO(good))["w"]._data, [3.0, 4.0])
+    bad = _legacy(_legacy_view_pickle(_tuple([_str("v"), _int(5), _int(2)])), [("0", 6, data.tobytes())])
+    with pytest.raises(CheckpointError, match=r"storage view 'v' \[5, 7\) exceeds storage '0'"):
+        load(io.BytesIO(bad))
+
+
+def _zip_with_tensor_call(call):
+    return _torch_zip(_dict_pickle("w", call), {"0": np.arange(4, dtype=np.float32).tobytes()})
+
+
+def test_older_and_parameter_rebuild_functions_load(tmp_path):
+    pid = _tuple([_str("storage"), _global("torch", "FloatStorage"), _str("0"), _str("cpu"), _int(4)]) + b"Q"
+    old = _global("torch._utils", "_rebuild_tensor") + _tuple(
+        [pid, _int(1), _tuple([_int(2)]), _tuple([_int(1)])]
+    )
+    np.testing.assert_array_equal(load(io.BytesIO(_zip_with_tensor_call(old + b"R")))["w"]._data, [1.0, 2.0])
+
+    tensor = _tensor(4, (4,), (1,))
+    empty = _global("collections", "OrderedDict") + b")R"
+    with_state = (
+        _global("torch._utils", "_rebuild_parameter_with_state")
+        + _tuple([tensor, b"\x88", empty, b"}"])
+        + b"R"
+    )
+    out = load(io.BytesIO(_zip_with_tensor_call(with_state)))["w"]
+    assert out.requires_grad and out.shape == (4,)
+    attrs = (
+        _global("torch._utils", "_rebuild_parameter_with_state")
+        + _tuple([tensor, b"\x88", empty, b"}" + _str("note") + _str("hi") + b"s"])
+        + b"R"
+    )
+    with pytest.raises(CheckpointError, match="parameter attributes .* are not supported"):
+        load(io.BytesIO(_zip_with_tensor_call(attrs)))
+
+
+def test_integer_parameter_requiring_grad_is_refused():
+    call = (
+        _global("torch._utils", "_rebuild_parameter")
+        + _tuple(
+            [
+                _tensor(4, (4,), (1,), storage="IntStorage"),
+                b"\x88",
+                _global("collections", "OrderedDict") + b")R",
+            ]
+        )
+        + b"R"
+    )
+    data = _torch_zip(_dict_pickle("w", call), {"0": np.arange(4, dtype=np.int32).tobytes()})
+    with pytest.raises(CheckpointError, match="only floating point parameters can require gradients"):
+        load(io.BytesIO(data))
+
+
+def test_torchscript_archives_get_a_clear_error(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), tmp_path / "scripted.pt")
+    with pytest.raises(CheckpointError, match=r"TorchScript archive \(torch.jit.save\)"):
+        load(tmp_path / "scripted.pt")

@@ -121,6 +121,9 @@ def test_load_rejects_arguments_of_the_wrong_kind(tmp_path):
     save(SD, tmp_path / "m.safetensors")
     with pytest.raises(TypeError, match="expected a path or a binary file object, got int"):
         load(3)
+    with open(tmp_path / "m.safetensors") as text:
+        with pytest.raises(TypeError, match="expected a path or a binary file object, got TextIOWrapper"):
+            load(text)
     with pytest.raises(TypeError, match="map_location must be a device or a string"):
         load(tmp_path / "m.safetensors", map_location={"cuda:0": "cpu"})
     with pytest.raises(TypeError, match="give one"):

@@ -116,6 +116,8 @@ def test_torch_saved_nested_adam_checkpoint_loads_as_nested_containers(tmp_path)
         "epoch": 3,
         "best": 0.25,
         "config": {
+            "tags": {"a", "b"},
+            "frozen": frozenset({1, 2}),
             "name": "mlp",
             "layers": [3, 4, 2],
             "dropout": None,
