@@ -13,7 +13,7 @@ from mininn.autograd.grad_mode import _state
 from mininn.tensor import Tensor
 
 __all__ = ["ntuple", "single", "pair", "needs_grad", "xp_of", "as_strided", "check_float", "scalar",
-           "requires", "c_name", "scalar_name", "wrap_dim"]
+           "requires", "c_name", "scalar_name", "wrap_dim", "run_inplace"]
 
 
 def ntuple(n: int, name: str = "") -> Any:
@@ -94,3 +94,21 @@ def wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
+
+
+def run_inplace(input: Tensor, compute: Any) -> Tensor:  # noqa: A002 - torch's argument name
+    """``inplace=True`` semantics: ``input`` ends up holding ``compute()``'s result and is returned.
+
+    Without autograd recording the result is written into ``input``'s array
+    (views see it); while recording, ``input`` takes over the result and its
+    graph position, as torch's in-place ops do, and a leaf that requires grad
+    is torch's error.
+    """
+    if not needs_grad(input):
+        out = compute()
+        input._data[...] = out._data
+        return input
+    if input.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    input._become(compute())
+    return input

@@ -1,8 +1,9 @@
 """Activation functions: elementwise nonlinearities, softmax and log-softmax.
 
 Each op is one ``Function`` with an analytic backward. ``inplace=True``
-writes into the input's storage when autograd records nothing (inference);
-while recording it computes out of place, so the graph stays correct.
+makes the input hold the result, as torch's in-place ops do: written into
+its array when autograd records nothing (inference), rebased onto the new
+graph node while recording.
 """
 
 # ruff: noqa: A001, A002 - torch names the tensor argument `input`
@@ -19,7 +20,7 @@ from mininn import _dtype
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._special import erf
-from mininn.nn.functional._utils import needs_grad, wrap_dim
+from mininn.nn.functional._utils import run_inplace, wrap_dim
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -52,11 +53,9 @@ def _stable_sigmoid(x: Any) -> Any:
 
 
 def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
-    """Run ``fn``; write the result into ``input`` when inplace and nothing is recorded."""
-    if inplace and not needs_grad(input):
-        out = fn.apply(input, *args)
-        input._data[...] = out._data
-        return input
+    """Run ``fn`` on ``input``; with ``inplace``, ``input`` takes the result (torch's in-place op)."""
+    if inplace:
+        return run_inplace(input, lambda: fn.apply(input, *args))
     return fn.apply(input, *args)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from mininn import _factories
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import needs_grad, xp_of
+from mininn.nn.functional._utils import run_inplace, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["dropout"]
@@ -53,7 +53,6 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         mask = xp_of(input._data).zeros(input.shape, dtype=input._data.dtype)
     else:
         mask = _scaled_mask(input._data, p)
-    if inplace and not needs_grad(input):
-        input._data *= mask
-        return input
+    if inplace:
+        return run_inplace(input, lambda: _Dropout.apply(input, Tensor(mask)))
     return _Dropout.apply(input, Tensor(mask))

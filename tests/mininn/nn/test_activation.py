@@ -1,0 +1,203 @@
+"""Activation layers and functions against torch 2.13, plus the vectorised erf behind GELU."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import mininn
+import mininn.nn.functional as F
+from mininn import nn
+from mininn.nn.functional._special import erf
+from tests.mininn.nn._layer_parity import assert_parity, same_error, state_layout, to_numpy, twin
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+DTYPES = [np.float32, np.float64]
+
+MODULES = [
+    ("ReLU", (), {}),
+    ("ReLU6", (), {}),
+    ("Hardtanh", (), {}),
+    ("Hardtanh", (-2.0, 0.5), {}),
+    ("LeakyReLU", (), {}),
+    ("LeakyReLU", (0.2,), {}),
+    ("PReLU", (), {}),
+    ("PReLU", (3,), dict(init=0.1)),
+    ("ELU", (), {}),
+    ("ELU", (0.5,), {}),
+    ("GELU", (), {}),
+    ("GELU", ("tanh",), {}),
+    ("SiLU", (), {}),
+    ("Sigmoid", (), {}),
+    ("Tanh", (), {}),
+    ("Softplus", (), {}),
+    ("Softplus", (2.0, 5.0), {}),
+    ("LogSigmoid", (), {}),
+    ("Softmax", (1,), {}),
+    ("Softmax", (-1,), {}),
+    ("LogSoftmax", (1,), {}),
+    ("LogSoftmax", (0,), {}),
+]
+
+
+def _x(dtype, shape=(4, 3, 5)):
+    x = np.random.default_rng(0).standard_normal(shape) * 3
+    flat = x.reshape(-1)
+    specials = [0.0, -0.0, 1e-8, -1e-8, 1.0, -1.0, 6.0, 12.0, -12.0, 25.0, -25.0, 0.5, 4.9, 5.1]
+    flat[: len(specials)] = specials
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name,args,kwargs", MODULES, ids=str)
+def test_activation_module_matches_torch_values_and_gradients(name, args, kwargs, dtype):
+    tm = getattr(torch.nn, name)(*args, **kwargs).to(getattr(torch, np.dtype(dtype).name))
+    mm = twin(tm, getattr(nn, name)(*args, **kwargs))
+    if dtype == np.float64:
+        mm.double()
+    assert_parity(tm, mm, _x(dtype))
+
+
+@pytest.mark.parametrize("name,args,kwargs", MODULES + [
+    ("ReLU", (True,), {}), ("ReLU6", (True,), {}), ("Hardtanh", (-2, 2, True), {}),
+    ("LeakyReLU", (0.2, True), {}), ("ELU", (0.5, True), {}), ("SiLU", (True,), {}), ("Softmax", (), {}),
+], ids=str)
+def test_activation_repr_and_state_dict_match_torch(name, args, kwargs):
+    tm, mm = getattr(torch.nn, name)(*args, **kwargs), getattr(nn, name)(*args, **kwargs)
+    assert repr(mm) == repr(tm)
+    assert state_layout(mm) == state_layout(tm)
+
+
+def test_prelu_default_weight_is_a_quarter_per_parameter():
+    m = nn.PReLU(4, init=0.3)
+    np.testing.assert_allclose(m.weight.numpy(force=True), np.full(4, 0.3, np.float32))
+    assert m.weight.requires_grad
+
+
+@pytest.mark.parametrize("fn", ["relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "elu", "softplus",
+                                "logsigmoid", "leaky_relu", "hardtanh"])
+def test_functional_activation_matches_torch_for_float32(fn):
+    x = _x(np.float32, (7, 9))
+    tx, mx = torch.tensor(x, requires_grad=True), mininn.tensor(x, requires_grad=True)
+    ty, my = getattr(TF, fn)(tx), getattr(F, fn)(mx)
+    assert my.dtype == mininn.float32
+    ty.sum().backward()
+    my.sum().backward()
+    np.testing.assert_allclose(to_numpy(my), to_numpy(ty), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_numpy(mx.grad), to_numpy(tx.grad), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_functions_match_torch_including_extreme_logits(fn, dim):
+    x = _x(np.float64, (4, 6))
+    x[0, 0], x[1, 1] = 800.0, -800.0  # no overflow: shifted by the max
+    tx, mx = torch.tensor(x, requires_grad=True), mininn.tensor(x, requires_grad=True)
+    ty, my = getattr(TF, fn)(tx, dim), getattr(F, fn)(mx, dim)
+    cot = np.random.default_rng(1).standard_normal(x.shape)
+    ty.backward(torch.tensor(cot))
+    my.backward(mininn.tensor(cot))
+    np.testing.assert_allclose(to_numpy(my), to_numpy(ty), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(mx.grad), to_numpy(tx.grad), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("ndim,expected_dim", [(1, 0), (2, 1), (3, 0), (4, 1)])
+def test_softmax_without_dim_warns_and_picks_torchs_legacy_dim(ndim, expected_dim):
+    x = mininn.randn(*([3] * ndim))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax has been deprecated"):
+        y = nn.Softmax()(x)
+    np.testing.assert_allclose(y.numpy().sum(axis=expected_dim), 1.0, rtol=1e-5)
+
+
+def test_softmax_dtype_argument_casts_first_like_torch():
+    x = _x(np.float32, (3, 5))
+    ty = TF.softmax(torch.tensor(x), 1, dtype=torch.float64)
+    my = F.softmax(mininn.tensor(x), 1, dtype=mininn.float64)
+    assert my.dtype == mininn.float64
+    np.testing.assert_allclose(my.numpy(), ty.numpy(), rtol=1e-12)
+
+
+def test_inplace_activation_without_grad_overwrites_and_returns_its_input():
+    x = mininn.tensor([[-1.0, 2.0], [3.0, -4.0]])
+    with mininn.no_grad():
+        y = nn.ReLU(inplace=True)(x)
+    assert y is x
+    np.testing.assert_array_equal(x.numpy(), [[0.0, 2.0], [3.0, 0.0]])
+    z = mininn.tensor([-1.0, 0.5])
+    assert F.leaky_relu(z, 0.5, inplace=True) is z
+    np.testing.assert_array_equal(z.numpy(), [-0.5, 0.5])
+
+
+def test_inplace_activation_while_recording_rebases_its_input_like_torch():
+    x = np.array([-1.0, 2.0, 3.0])
+    results = []
+    for lib, relu in ((torch, torch.nn.ReLU(inplace=True)), (mininn, nn.ReLU(inplace=True))):
+        leaf = lib.tensor(x, requires_grad=True)
+        h = leaf * 2
+        y = relu(h)
+        assert y is h
+        y.sum().backward()
+        results.append((to_numpy(h), to_numpy(leaf.grad)))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_inplace_activation_on_a_leaf_that_requires_grad_raises_torch_message():
+    same_error(lambda: torch.nn.ReLU(inplace=True)(torch.ones(2, requires_grad=True)),
+               lambda: nn.ReLU(inplace=True)(mininn.ones(2, requires_grad=True)))
+
+
+def test_activation_under_no_grad_records_no_graph():
+    x = mininn.randn(3, requires_grad=True)
+    with mininn.no_grad():
+        outs = [F.gelu(x), F.silu(x), F.softmax(x, 0), F.sigmoid(x), F.prelu(x, mininn.ones(1))]
+    assert all(o.grad_fn is None and not o.requires_grad for o in outs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, f: f.gelu(lib.ones(3), approximate="foo"),
+    lambda lib, f: f.hardtanh(lib.ones(3), 2.0, 1.0),
+    lambda lib, f: f.leaky_relu(lib.ones(3), "a"),
+    lambda lib, f: f.prelu(lib.ones(2, 3), lib.ones(2)),
+    lambda lib, f: f.prelu(lib.ones(3), lib.ones(3)),
+    lambda lib, f: f.softmax(lib.ones(2, 3), 2),
+    lambda lib, f: f.log_softmax(lib.ones(2, 3), -3),
+    lambda lib, f: lib.nn.GELU("foo")(lib.ones(3)),
+    lambda lib, f: lib.nn.Hardtanh(1.0, 1.0),
+    lambda lib, f: lib.nn.PReLU(3)(lib.ones(2, 4)),
+])
+def test_activation_errors_match_torch(call):
+    same_error(lambda: call(torch, TF), lambda: call(mininn, F))
+
+
+# ---- erf ----------------------------------------------------------------------------------------
+
+
+def _reference_erf(x):
+    return np.array([math.erf(v) for v in x.astype(np.float64).ravel()]).reshape(x.shape)
+
+
+def test_erf_float64_has_near_machine_relative_accuracy():
+    x = np.concatenate([np.linspace(-7, 7, 20001), np.geomspace(1e-300, 1, 300),
+                        -np.geomspace(1e-20, 6, 300)])
+    ref = _reference_erf(x)
+    rel = np.abs(erf(x) - ref) / np.maximum(np.abs(ref), 1e-300)
+    assert rel.max() < 5e-15
+
+
+def test_erf_float32_stays_float32_within_a_few_ulps():
+    x = np.linspace(-6, 6, 4001, dtype=np.float32)
+    out = erf(x)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, _reference_erf(x), rtol=3e-7, atol=1e-7)
+
+
+def test_erf_handles_infinities_and_nan_without_warnings():
+    with np.errstate(all="raise"):
+        out = erf(np.array([np.inf, -np.inf, np.nan, 0.0]))
+    np.testing.assert_array_equal(out[[0, 1, 3]], [1.0, -1.0, 0.0])
+    assert np.isnan(out[2])
