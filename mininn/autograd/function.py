@@ -179,17 +179,22 @@ class Node:
 class AccumulateGrad(Node):
     """The node of a leaf tensor: adds the incoming gradient into ``.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
 
     def __init__(self, tensor: Tensor) -> None:
         super().__init__(None, None, (), (), ((tuple(tensor.shape), tensor._data.dtype),))
-        self.variable = weakref.ref(tensor)
+        self._variable = weakref.ref(tensor)  # the leaf owns this node, not the reverse
+
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf tensor this node accumulates into (None once it is gone)."""
+        return self._variable()
 
     def name(self) -> str:
         return "AccumulateGrad"
 
     def apply(self, grads: list[Any]) -> tuple[Any, ...]:
-        tensor = self.variable()
+        tensor = self._variable()
         if tensor is None:
             return ()
         (grad,) = grads

@@ -62,14 +62,14 @@ def grad(
     captured = run_backward(outs, root_grads, bool(retain_graph), capture=edges)
     assert captured is not None
     result = []
-    for t, g in zip(ins, captured):
+    for i, (t, g) in enumerate(zip(ins, captured)):
         if g is None:
             if materialize_grads:
                 g = np.zeros_like(t._data)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
                 )
         result.append(None if g is None else _tensor_module.Tensor(np.array(g, dtype=t._data.dtype)))
     return tuple(result)
