@@ -80,6 +80,7 @@ class _Pickler:
         self._out = io.BytesIO()
         self._memo: dict[int, int] = {}  # id(object) -> memo index
         self._globals: dict[str, int] = {}  # "module.name" -> memo index
+        self._next_index = 0
         self._alive: list[Any] = []  # memoized objects stay referenced, so their ids stay unique
         self._roots: dict[int, _Storage] = {}
         self.storages: list[_Storage] = []
@@ -158,7 +159,8 @@ class _Pickler:
         self._alive.append(obj)
 
     def _memoize(self) -> int:
-        index = len(self._memo) + len(self._globals)
+        index = self._next_index
+        self._next_index += 1
         if index < 256:
             self._out.write(pickle.BINPUT + bytes([index]))
         else:

@@ -261,3 +261,17 @@ def test_torch_saved_megabyte_storages_load_equal(tmp_path, legacy):
     out = load(tmp_path / "big.pt")
     assert_same(out, sd)
     assert np.shares_memory(out["a"]._data, out["a_t"]._data)
+
+
+def test_tuple_inside_its_own_list_round_trips_through_torch(tmp_path):
+    inner = []
+    pair = ("tag", inner)
+    inner.append(pair)
+    shared = [1, 2]
+    save({"pair": pair, "after": shared, "again": shared, "pair_again": pair}, tmp_path / "cycle.pt")
+    back = torch.load(tmp_path / "cycle.pt", weights_only=True)
+    assert back["pair"][0] == "tag" and back["pair"][1][0][0] == "tag"
+    assert back["pair_again"] is back["pair"]
+    assert back["after"] == [1, 2] and back["after"] is back["again"]
+    out = load(tmp_path / "cycle.pt")
+    assert out["after"] is out["again"] and out["pair"][1][0][1] is out["pair"][1]
