@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from mininn import _dtype
 from mininn._backend import array_module, as_device
 from mininn.autograd.grad_mode import no_grad
+from mininn.nn.modules import _paths
 from mininn.nn.modules import _state_dict as _sd
 from mininn.nn.modules._hooks import (
     MIXED_BACKWARD_HOOKS,
@@ -146,18 +147,9 @@ class Module:
         setattr_(self, "_parameters", {})
         setattr_(self, "_buffers", {})
         setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_backward_pre_hooks", OrderedDict())
-        setattr_(self, "_backward_hooks", OrderedDict())
         setattr_(self, "_is_full_backward_hook", None)
-        setattr_(self, "_forward_hooks", OrderedDict())
-        setattr_(self, "_forward_hooks_with_kwargs", OrderedDict())
-        setattr_(self, "_forward_hooks_always_called", OrderedDict())
-        setattr_(self, "_forward_pre_hooks", OrderedDict())
-        setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
-        setattr_(self, "_state_dict_hooks", OrderedDict())
-        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
-        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
-        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
+        for name in _HOOK_DICTS:
+            setattr_(self, name, OrderedDict())
         setattr_(self, "_modules", {})
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -262,52 +254,19 @@ class Module:
     # ---- dotted-path lookups ------------------------------------------------------------
     def get_submodule(self, target: str) -> Module:
         """The submodule at dotted path ``target`` (``""`` is ``self``)."""
-        if target == "":
-            return self
-        mod: Module = self
-        for item in target.split("."):
-            if not hasattr(mod, item):
-                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
-            mod = getattr(mod, item)
-            if not isinstance(mod, Module):
-                raise AttributeError("`" + item + "` is not an nn.Module")
-        return mod
+        return _paths.get_submodule(self, target)
 
     def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
         """Replace (or, unless ``strict``, add) the submodule at dotted path ``target``."""
-        if target == "":
-            raise ValueError("Cannot set the submodule without a target name!")
-        atoms = target.split(".")
-        if not isinstance(module, Module):
-            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
-        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
-        if strict and not hasattr(parent, atoms[-1]):
-            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
-        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
-            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
-        setattr(parent, atoms[-1], module)
+        _paths.set_submodule(self, target, module, strict)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path ``target`` (``"net.0.weight"``)."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
-        if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
-        return param
+        return _paths.get_parameter(self, target)
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path ``target`` (``"bn.running_mean"``)."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
-        return buffer
+        return _paths.get_buffer(self, target)
 
     def get_extra_state(self) -> Any:
         """Override to save extra (picklable) state under ``<prefix>_extra_state``."""
