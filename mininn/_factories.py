@@ -167,7 +167,9 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         return data
     if isinstance(data, np.ndarray) and device is None:
         dt = None if dtype is None else _dtype.as_dtype(dtype).np
-        return Tensor(np.asarray(data, dtype=dt))
+        arr = np.asarray(data, dtype=dt)
+        _dtype.from_numpy_dtype(arr.dtype)  # unsupported dtypes fail here, naming the choices
+        return Tensor(arr)
     return tensor(data, dtype=dtype, device=device)
 
 
