@@ -34,30 +34,11 @@ class Unflatten(Module):
         TypeError: ``unflattened_size`` is not a tuple (or list) of ints.
     """
 
-    def __init__(self, dim: int | str, unflattened_size: Any) -> None:
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            self._require_tuple_int(unflattened_size)
-        elif isinstance(dim, str):
-            self._require_tuple_tuple(unflattened_size)
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        self._require_tuple_int(unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
-
-    @staticmethod
-    def _require_tuple_tuple(value: Any) -> None:
-        if isinstance(value, tuple):
-            for idx, elem in enumerate(value):
-                if not isinstance(elem, tuple):
-                    raise TypeError(
-                        f"unflattened_size must be tuple of tuples, but found element of type "
-                        f"{type(elem).__name__} at pos {idx}"
-                    )
-            return
-        raise TypeError(
-            f"unflattened_size must be a tuple of tuples, but found type {type(value).__name__}"
-        )
 
     @staticmethod
     def _require_tuple_int(value: Any) -> None:
@@ -72,8 +53,6 @@ class Unflatten(Module):
         raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(value).__name__}")
 
     def forward(self, input: Tensor) -> Tensor:
-        if isinstance(self.dim, str):
-            raise NotImplementedError("Unflatten with a named dim needs named tensors, which mininn lacks")
         return input.unflatten(self.dim, tuple(self.unflattened_size))
 
     def extra_repr(self) -> str:
