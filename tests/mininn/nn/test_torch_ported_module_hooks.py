@@ -37,7 +37,10 @@ from mininn import nn
 from mininn.nn.modules import _hooks
 
 # torch warns the same way for the deprecated non-full hooks these tests exercise
-pytestmark = pytest.mark.filterwarnings("ignore:Using a non-full backward hook:FutureWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Using a non-full backward hook:FutureWarning"),
+    pytest.mark.filterwarnings("ignore:Full backward hook is firing:UserWarning"),
+]
 
 
 def _np(t):
