@@ -336,115 +336,27 @@ class Tensor:
         """A copy of the data that stays in the graph."""
         return C.Clone.apply(self)
 
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``."""
-        dev, dt, copy = _parse_to_args(args, kwargs)
-        out = self
-        if dt is not None and dt.np != out._data.dtype:
-            out = C.Cast.apply(out, dt.np)
-        if dev is not None and dev != out.device:
-            out = C.ToDevice.apply(out, dev)
-        if copy and out is self:
-            out = C.Clone.apply(self)
-        return out
-
-    def cpu(self) -> Tensor:
-        """This tensor on the cpu (itself when it is already there)."""
-        return self.to("cpu")
-
-    def cuda(self, device: int | str | None = None) -> Tensor:
-        """This tensor on a CUDA device (needs CuPy)."""
-        if device is None:
-            device = "cuda"
-        elif isinstance(device, int):
-            device = f"cuda:{device}"
-        return self.to(device)
-
-    def float(self) -> Tensor:
-        """Cast to float32."""
-        return self.to(_dtype.float32)
-
-    def double(self) -> Tensor:
-        """Cast to float64."""
-        return self.to(_dtype.float64)
-
-    def half(self) -> Tensor:
-        """Cast to float16."""
-        return self.to(_dtype.float16)
-
-    def bfloat16(self) -> Tensor:
-        """Cast to bfloat16 (needs ml_dtypes)."""
-        if _dtype.bfloat16 is None:
-            raise RuntimeError("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)")
-        return self.to(_dtype.bfloat16)
-
-    def long(self) -> Tensor:
-        """Cast to int64."""
-        return self.to(_dtype.int64)
-
-    def int(self) -> Tensor:
-        """Cast to int32."""
-        return self.to(_dtype.int32)
-
-    def short(self) -> Tensor:
-        """Cast to int16."""
-        return self.to(_dtype.int16)
-
-    def byte(self) -> Tensor:
-        """Cast to uint8."""
-        return self.to(_dtype.uint8)
-
-    def char(self) -> Tensor:
-        """Cast to int8."""
-        return self.to(_dtype.int8)
-
-    def bool(self) -> Tensor:
-        """Cast to bool."""
-        return self.to(_dtype.bool)
-
-    def type(self, dtype: Any = None) -> Any:
-        """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``."""
-        if dtype is None:
-            return _util.legacy_type_name(self._data.dtype)
-        return self.to(_dtype.as_dtype(dtype))
-
-    def type_as(self, other: Tensor) -> Tensor:
-        """Cast to ``other``'s dtype."""
-        return self.to(other.dtype)
-
-    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False) -> Tensor:
-        """A new tensor from ``data`` with this tensor's dtype and device by default."""
-        from mininn._factories import tensor
-
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
-
-    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
-        """Zeros with this tensor's dtype and device by default."""
-        return self._new(size, 0, dtype, device, requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:
-        """Ones with this tensor's dtype and device by default."""
-        return self._new(size, 1, dtype, device, requires_grad)
-
-    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:
-        """``fill_value`` everywhere, with this tensor's dtype and device by default."""
-        return self._new((size,), fill_value, dtype, device, requires_grad)
-
-    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
-        """An uninitialised tensor with this tensor's dtype and device by default."""
-        return self._new(size, 0, dtype, device, requires_grad)
-
-    def _new(self, size: Any, fill: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
-        from mininn._factories import full
-
-        return full(S.shape_args(size), fill, dtype=dtype or self.dtype,
-                    device=device or self.device, requires_grad=requires_grad)
+    # ---- conversion (mininn/_functions/conversion.py) ------------------------------
+    to = C.to
+    cpu = C.cpu
+    cuda = C.cuda
+    float = C.to_float
+    double = C.to_double
+    half = C.to_half
+    bfloat16 = C.to_bfloat16
+    long = C.to_long
+    int = C.to_int
+    short = C.to_short
+    byte = C.to_byte
+    char = C.to_char
+    bool = C.to_bool
+    type = C.tensor_type
+    type_as = C.type_as
+    new_tensor = C.new_tensor
+    new_zeros = C.new_zeros
+    new_ones = C.new_ones
+    new_full = C.new_full
+    new_empty = C.new_empty
 
     # ---- random in-place fills (nn.init) --------------------------------------------
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -773,37 +685,6 @@ def _root_grad(t: Tensor, gradient: Any, i: int) -> Any:
             f"output[{i}] has a shape of {t.shape}."
         )
     return g.astype(t._data.dtype, copy=False)
-
-
-def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
-    dev = kwargs.pop("device", None)
-    dt = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    copy = bool(kwargs.pop("copy", False))
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, Tensor):
-            dev, dt = a.device, a.dtype
-        elif isinstance(a, _dtype.dtype):
-            dt = a
-        elif isinstance(a, (str, device)):
-            if isinstance(a, str) and a.removeprefix("mininn.") in _dtype._BY_NAME:
-                dt = _dtype.as_dtype(a)
-            else:
-                dev = a
-        elif isinstance(a, bool):
-            continue  # non_blocking / copy positional flags
-        elif isinstance(a, int):
-            dev = f"cuda:{a}"  # torch: an int is an accelerator index
-        elif a is not None:
-            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    return (
-        None if dev is None else as_device(dev),
-        None if dt is None else _dtype.as_dtype(dt),
-        copy,
-    )
 
 
 def _format(t: Tensor) -> str:
