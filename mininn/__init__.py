@@ -153,6 +153,7 @@ from mininn._functions.unary import (
     trunc,
 )
 from mininn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from mininn.serialization import load, save
 
 half = float16
 float = float32  # noqa: A001 - torch's alias
@@ -288,6 +289,7 @@ __all__ = [
     "less",
     "less_equal",
     "linspace",
+    "load",
     "log",
     "log1p",
     "log_softmax",
@@ -340,6 +342,7 @@ __all__ = [
     "roll",
     "round",
     "rsqrt",
+    "save",
     "seed",
     "set_default_dtype",
     "set_grad_enabled",

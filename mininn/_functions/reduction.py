@@ -25,6 +25,10 @@ class _ValuesIndices(NamedTuple):
     values: Any
     indices: Any
 
+    def __repr__(self) -> str:
+        name = type(self).__name__
+        return f"mininn.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
 
 class return_types:  # noqa: N801 - torch's name (torch.return_types.max, ...)
     """The named tuples that ``max``, ``min``, ``sort`` and ``topk`` return."""

@@ -92,6 +92,31 @@ def test_all_any_allclose_equal_match_torch():
         assert bool((a > 0).all()) and not bool((a > 1).all()) and bool((a > 1).any())
 
 
+TORCH_TOP_LEVEL = [
+    "Tensor", "Size", "tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn",
+    "randint", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    "manual_seed", "get_default_dtype", "set_default_dtype", "device", "no_grad", "enable_grad",
+    "set_grad_enabled", "inference_mode", "is_grad_enabled", "cat", "stack", "split", "chunk", "where",
+    "matmul", "einsum", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "clamp", "maximum",
+    "minimum", "sum", "mean", "max", "min", "argmax", "softmax", "log_softmax", "logsumexp", "allclose",
+    "equal", "is_tensor", "numel", "flatten", "reshape", "permute", "transpose", "squeeze", "unsqueeze",
+    "bmm", "mm", "outer", "isfinite", "save", "load", "float16", "float32", "float64", "int32", "int64",
+    "bool", "uint8", "int8", "bfloat16",
+]
+
+
+def test_public_api_has_torch_top_level_names():
+    missing = [n for n in TORCH_TOP_LEVEL if not hasattr(mininn, n)]
+    assert missing == []
+    assert set(TORCH_TOP_LEVEL) <= set(mininn.__all__)
+    assert all(hasattr(torch, n) for n in TORCH_TOP_LEVEL)
+
+
+def test_max_named_tuple_prints_like_torch():
+    want = repr(torch.tensor([[1.0, 3.0]]).max(1)).replace("torch.", "mininn.")
+    assert repr(mininn.tensor([[1.0, 3.0]]).max(1)) == want
+
+
 def test_attributes_match_torch():
     for lib in (torch, mininn):
         t = lib.zeros(2, 3, 4)
