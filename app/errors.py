@@ -202,7 +202,10 @@ def _describe_validation_error(error: Mapping[str, Any]) -> str:
 
 def _log_client_error(request: Request, status: int, message: str) -> None:
     model = request.path_params.get("model_name", "-")
-    level = logging.WARNING if status >= 500 else logging.INFO
+    if request.url.path.startswith("/v2/health/"):
+        level = logging.DEBUG  # probes poll readiness; a 503 while loading is expected
+    else:
+        level = logging.WARNING if status >= 500 else logging.INFO
     logger.log(
         level,
         "request %s: %s %s model=%s -> %d %s",

@@ -137,17 +137,19 @@ class ModelManager:
     # -- loading -----------------------------------------------------------
 
     async def load_all(self) -> None:
-        """Load every model of the repository; failures are logged, not raised."""
+        """Load every model of the repository, side by side; failures are logged, not raised."""
         try:
-            for name in self.repository.model_names():
-                try:
-                    await self.load(name)
-                except ServiceError:
-                    pass  # already logged and recorded in the entry
+            await asyncio.gather(*(self._load_quietly(name) for name in self.repository.model_names()))
         finally:
             self.startup_complete = True
             ready = sum(e.state is ModelState.READY for e in self._entries.values())
             logger.info("start-up load done: %d of %d models ready", ready, len(self._entries))
+
+    async def _load_quietly(self, name: str) -> None:
+        try:
+            await self.load(name)
+        except ServiceError:
+            pass  # already logged and recorded in the entry
 
     async def load(self, name: str, spec: ModelSpec | None = None) -> ModelEntry:
         """(Re)load every version of model ``name`` from the repository.

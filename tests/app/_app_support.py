@@ -7,19 +7,25 @@ the same weights can be loaded into mininn in-process and into torch.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 from fastapi.testclient import TestClient
 from safetensors.numpy import save_file
 
 from app import Settings, create_app
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 MLP_CONFIG: dict[str, Any] = {"in_features": 4, "hidden_sizes": [8], "out_features": 3}
 IN_FEATURES, OUT_FEATURES = 4, 3
 
@@ -158,3 +164,81 @@ def start_client(repository: Path, *, wait: bool = True, **settings: Any) -> Tes
     if wait:
         wait_until(lambda: client.get("/v2/health/ready").status_code == 200, 30, "start-up load")
     return client
+
+
+class Server:
+    """A running ``python -m app`` (or other start command) subprocess."""
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int, repository: Path, log: Path) -> None:
+        self.process, self.port, self.repository, self.log = process, port, repository, log
+        self.host = "127.0.0.1"
+
+    @property
+    def url(self) -> str:
+        """``host:port``, as tritonclient wants it (no scheme)."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port``."""
+        return f"http://{self.url}"
+
+    def is_ready(self) -> bool:
+        """Whether ``/v2/health/ready`` answers 200 (raises if the process died)."""
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the server exited with {self.process.returncode}:\n{self.log.read_text()}")
+        try:
+            return httpx.get(f"{self.base_url}/v2/health/ready", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server process has used so far (None where /proc is missing)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
+        return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+    def wait_ready(self, timeout: float) -> float:
+        """Seconds until ready, polling every 20 ms."""
+        return wait_until(self.is_ready, timeout, "server start-up")
+
+
+def server_env(port: int, repository: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server subprocess: this one's without MININN_*, plus the given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MININN_")}
+    env.update(
+        MININN_HOST="127.0.0.1",
+        MININN_PORT=str(port),
+        MININN_MODEL_REPOSITORY=str(repository),
+        MININN_LOG_LEVEL="warning",
+    )
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def run_server(
+    repository: Path, log: Path, *, command: list[str] | None = None, cwd: Path = REPO_ROOT, **env: str
+) -> Iterator[Server]:
+    """Start ``command`` (default ``python -m app``) on a free port; stop it on exit."""
+    port = free_port()
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            command or [sys.executable, "-m", "app"],
+            cwd=cwd,
+            env=server_env(port, repository, **env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield Server(process, port, repository, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -8,19 +8,15 @@ need a real socket (tritonclient, the README's examples), once per test session
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
-from _app_support import free_port, make_repository, start_client, wait_until, write_model
+from _app_support import Server, make_repository, run_server, start_client, write_model
 from fastapi.testclient import TestClient
 
 import mininn
@@ -95,65 +91,11 @@ def slow_repository(tmp_path: Path) -> Iterator[Path]:
     models.unregister("test-slow")
 
 
-class Server:
-    """A ``python -m app`` subprocess."""
-
-    def __init__(self, port: int, repository: Path, log: Path) -> None:
-        self.host, self.port, self.repository, self.log = "127.0.0.1", port, repository, log
-
-    @property
-    def url(self) -> str:
-        """``host:port``, as tritonclient wants it (no scheme)."""
-        return f"{self.host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        """``http://host:port``."""
-        return f"http://{self.url}"
-
-
-def server_env(port: int, repository: Path, **extra: str) -> dict[str, str]:
-    """The environment of a server subprocess: this one's, minus MININN_*, plus the given."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MININN_")}
-    env.update(
-        MININN_HOST="127.0.0.1",
-        MININN_PORT=str(port),
-        MININN_MODEL_REPOSITORY=str(repository),
-        MININN_LOG_LEVEL="warning",
-        **extra,
-    )
-    return env
-
-
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A real server on 127.0.0.1 serving the test repository (seeding off)."""
+    """A real ``python -m app`` on 127.0.0.1 serving the test repository (seeding off)."""
     folder = tmp_path_factory.mktemp("server")
     repository = make_repository(folder / "model_repository")
-    port = free_port()
-    log = folder / "server.log"
-    env = server_env(port, repository, MININN_SEED_REPOSITORY="false")
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app"], cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    running = Server(port, repository, log)
-    try:
-        wait_until(lambda: _ready(running, process, log), 30, "server start-up")
+    with run_server(repository, folder / "server.log", MININN_SEED_REPOSITORY="false") as running:
+        running.wait_ready(30)
         yield running
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _ready(server: Server, process: subprocess.Popen[bytes], log: Path) -> bool:
-    if process.poll() is not None:
-        raise RuntimeError(f"the server exited with {process.returncode}:\n{log.read_text()}")
-    try:
-        return httpx.get(f"{server.base_url}/v2/health/ready", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
