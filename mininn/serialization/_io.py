@@ -43,13 +43,11 @@ class Source:
     Attributes:
         fileobj: seekable binary file whose offset 0 is the checkpoint's first byte.
         size: the checkpoint's length in bytes.
-        path: the file's path when ``load`` was given one, else None.
-        fd: the OS file descriptor used for ``pread`` when ``load`` opened the path itself.
+        fd: the OS file descriptor, for ``pread``, when ``load`` opened a path itself.
     """
 
     fileobj: BinaryIO
     size: int
-    path: str | None
     fd: int | None = None
 
     def read_at(self, offset: int, n: int, what: str) -> bytes:
@@ -97,14 +95,14 @@ def open_source(f: FileLike) -> Iterator[Source]:
     if is_path(f):
         path = os.fspath(f)
         with open(path, "rb") as fh:
-            yield Source(fh, os.fstat(fh.fileno()).st_size, path, fh.fileno())
+            yield Source(fh, os.fstat(fh.fileno()).st_size, fh.fileno())
         return
     if not hasattr(f, "read") or isinstance(f, io.TextIOBase):
         raise TypeError(f"expected a path or a binary file object, got {type(f).__name__}")
     fileobj = f if _starts_at_zero(f) else io.BytesIO(_read_all(f))
     size = fileobj.seek(0, os.SEEK_END)
     fileobj.seek(0)
-    yield Source(fileobj, size, None)
+    yield Source(fileobj, size)
 
 
 def _starts_at_zero(f: BinaryIO) -> bool:
