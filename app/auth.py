@@ -4,6 +4,9 @@ With no key configured an endpoint is open. Writes (load, unload, uploads)
 accept only the write key; reads accept the read key or the write key. Keys
 are compared in constant time. Health endpoints are always open, so probes
 need no secret.
+
+The checks are ``async`` on purpose: FastAPI runs plain ``def`` dependencies on a
+thread pool, which would cost every request a thread hop.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from app.errors import ForbiddenError, UnauthorizedError
 __all__ = ["require_read", "require_write"]
 
 
-def require_write(request: Request) -> None:
+async def require_write(request: Request) -> None:
     """Dependency of write endpoints.
 
     Raises:
@@ -29,7 +32,7 @@ def require_write(request: Request) -> None:
     _check(request, [settings.api_key], "MININN_API_KEY", "write")
 
 
-def require_read(request: Request) -> None:
+async def require_read(request: Request) -> None:
     """Dependency of read endpoints: the read key or the write key when a read key is set.
 
     Raises:

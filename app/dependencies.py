@@ -1,4 +1,8 @@
-"""FastAPI dependencies as ``Annotated`` aliases, so routes stay one-liners."""
+"""FastAPI dependencies as ``Annotated`` aliases, so routes stay one-liners.
+
+All are ``async``: FastAPI runs plain ``def`` dependencies on its thread pool,
+one thread hop per dependency per request.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +17,16 @@ from app.settings import Settings
 __all__ = ["ManagerDep", "ServiceDep", "SettingsDep", "get_service"]
 
 
-def get_service(request: Request) -> Service:
+async def get_service(request: Request) -> Service:
     """The :class:`Service` the app was built with."""
     return request.app.state.service
 
 
-def _manager(request: Request) -> ModelManager:
+async def _manager(request: Request) -> ModelManager:
     return request.app.state.service.manager
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     return request.app.state.service.settings
 
 
