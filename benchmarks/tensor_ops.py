@@ -88,7 +88,7 @@ def _matmul(repeat: int) -> dict[str, float]:
     best = {lib: float("inf") for lib in fns}
     for _ in range(repeat):
         for lib, fn in fns.items():
-            best[lib] = min(best[lib], _best_us(fn, 3, 1) / 1e3)
+            best[lib] = min(best[lib], _best_us(fn, 5, 1) / 1e3)
     return best  # milliseconds
 
 
@@ -102,7 +102,7 @@ def main() -> None:
     if blas_threads is not None:
         torch.set_num_threads(blas_threads)
     small = _small_ops(number, repeat)
-    matmul_ms = _matmul(3 if args.quick else 7)
+    matmul_ms = _matmul(3 if args.quick else 15)
 
     ratios = {name: {f"mininn/{lib}": libs["mininn"] / libs[lib] for lib in libs if lib != "mininn"}
               for name, libs in small.items()}

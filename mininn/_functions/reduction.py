@@ -21,6 +21,9 @@ from mininn.autograd.function import Context, Function
 _t = tensor_module()  # mininn.tensor, which imports this module
 
 
+_INT64 = np.dtype(np.int64)
+
+
 class _ValuesIndices(NamedTuple):
     values: Any
     indices: Any
@@ -222,10 +225,13 @@ class LogSumExp(Function):
 
 def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A001
     """Sum over ``dim`` (all dims by default); integers and bools sum as int64."""
-    x = _with_dtype(input, dtype)
-    if dtype is None and category(x._data.dtype) < _FLOAT:
-        x = cast(x, np.dtype(np.int64))
-    return Sum.apply(x, normalize_dims(dim, x._data.ndim), keepdim)
+    if dtype is not None:
+        x = cast(input, _dtype.as_dtype(dtype).np)
+    elif input._data.dtype.kind in "biu":
+        x = cast(input, _INT64)
+    else:
+        x = input
+    return Sum.apply(x, None if dim is None else normalize_dims(dim, x._data.ndim), keepdim)
 
 
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
