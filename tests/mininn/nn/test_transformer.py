@@ -187,7 +187,7 @@ def test_encoder_deep_copies_the_layer():
 @pytest.mark.parametrize(
     "config",
     [{}, {"norm_first": True, "batch_first": True}, {"batch_first": True, "activation": F.tanh}],
-    ids=str,
+    ids=["seq_first", "norm_first", "tanh_activation"],
 )
 def test_encoder_warns_why_nested_tensors_are_off_like_torch(config):
     t_config = dict(config)
