@@ -65,14 +65,21 @@ def _small_ops(number: int, repeat: int) -> dict[str, dict[str, float]]:
         "mul_requires_grad": {"mininn": lambda: mr * mb, "torch": lambda: tr * tb},
         "sum": {"numpy": lambda: na.sum(), "mininn": lambda: ma.sum(), "torch": lambda: ta.sum()},
     }
-    out = {name: {lib: _best_us(fn, number, repeat) for lib, fn in libs.items()}
-           for name, libs in cases.items()}
+    out = {name: _interleaved(libs, number, repeat) for name, libs in cases.items()}
     with mininn.no_grad(), torch.no_grad():
-        out["add_requires_grad_under_no_grad"] = {
-            "mininn": _best_us(lambda: mr + mb, number, repeat),
-            "torch": _best_us(lambda: tr + tb, number, repeat),
-        }
+        out["add_requires_grad_under_no_grad"] = _interleaved(
+            {"mininn": lambda: mr + mb, "torch": lambda: tr + tb}, number, repeat
+        )
     return out
+
+
+def _interleaved(fns: dict[str, Callable[[], Any]], number: int, repeat: int) -> dict[str, float]:
+    """Best per-call microseconds of each library, timed in turns so that load hits all alike."""
+    best = {lib: float("inf") for lib in fns}
+    for _ in range(repeat):
+        for lib, fn in fns.items():
+            best[lib] = min(best[lib], _best_us(fn, number, 1))
+    return best
 
 
 def _matmul(repeat: int) -> dict[str, float]:
@@ -84,19 +91,14 @@ def _matmul(repeat: int) -> dict[str, float]:
     fns = {"numpy": lambda: a @ b, "mininn": lambda: ma @ mb, "torch": lambda: ta @ tb}
     for fn in fns.values():  # warm up BLAS thread pools
         fn()
-    # interleave the libraries so that drifting machine load hits them alike
-    best = {lib: float("inf") for lib in fns}
-    for _ in range(repeat):
-        for lib, fn in fns.items():
-            best[lib] = min(best[lib], _best_us(fn, 5, 1) / 1e3)
-    return best  # milliseconds
+    return {lib: us / 1e3 for lib, us in _interleaved(fns, 5, repeat).items()}  # milliseconds
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
     args = parser.parse_args()
-    number, repeat = (5_000, 3) if args.quick else (20_000, 7)
+    number, repeat = (5_000, 5) if args.quick else (20_000, 15)
 
     blas_threads, blas_info = _blas_threads()
     if blas_threads is not None:
