@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     request_timeout_ms: float = Field(
         30_000.0,
         gt=0,
-        description="Longest a request waits for its turn (a request's `timeout` may lower it).",
+        description="Longest a request waits for an inference thread; a request's `timeout` replaces it.",
     )
     inference_threads: int = Field(
         min(4, os.cpu_count() or 1), ge=1, le=256, description="Threads that run forward passes."
