@@ -32,7 +32,7 @@ from mininn._functions import shape as S
 from mininn._functions import softmax as SM
 from mininn._functions import sorting as SO
 from mininn._functions import unary as U
-from mininn.autograd.function import run_backward
+from mininn.autograd.function import _accumulate, _edge, run_backward
 from mininn.utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size"]
@@ -207,7 +207,18 @@ class Tensor:
                 "element 0 of tensors does not require grad and does not have a grad_fn"
             )
         g = _root_grad(self, gradient, 0)
-        run_backward([self], [g], retain_graph=bool(retain_graph))
+        if inputs is None:
+            run_backward([self], [g], retain_graph=bool(retain_graph))
+            return
+        # only the given tensors accumulate (torch's ``inputs=``)
+        targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        for t in targets:
+            if not t.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        captured = run_backward([self], [g], bool(retain_graph), capture=[_edge(t) for t in targets])
+        for t, grad in zip(targets, captured or ()):
+            if grad is not None:
+                _accumulate(t, grad)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""

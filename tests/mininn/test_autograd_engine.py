@@ -51,6 +51,18 @@ def test_backward_with_explicit_gradient_and_retain_graph():
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
 
 
+def test_backward_with_inputs_accumulates_only_into_those_like_torch():
+    grads = []
+    for lib in (mininn, torch):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        h = a * b
+        (h * h).sum().backward(inputs=[b, h])
+        grads.append((a.grad, b.grad.tolist(), h.grad.tolist()))
+    assert grads[0][0] is None and grads[1][0] is None
+    assert grads[0][1:] == grads[1][1:]
+
+
 def test_leaf_grad_keeps_leaf_dtype_and_shape():
     x = mininn.ones(2, 3, dtype=mininn.float32, requires_grad=True)
     (x.double() * 2).sum().backward()
