@@ -6,11 +6,13 @@ and buffers) into the mininn module through ``load_state_dict``;
 returns everything worth comparing; ``assert_parity`` compares it all (the
 output, the input gradient and every parameter gradient, then every buffer).
 ``raised(fn)`` captures an exception as ``(type name, message)`` with torch's
-package name mapped to ``mininn``.
+package name mapped to ``mininn`` and the members of any ``{...}`` set sorted
+(torch prints Python sets, whose order changes between processes).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -110,8 +112,15 @@ def raised(fn: Any) -> tuple[str, str]:
         fn()
     except Exception as e:  # noqa: BLE001 - the exception is what is compared
         msg = str(e.args[0]) if e.args else ""
-        return type(e).__name__, msg.replace("torch.", "mininn.")
+        return type(e).__name__, _SET.sub(_sorted_set, msg.replace("torch.", "mininn."))
     raise AssertionError("expected an exception")
+
+
+_SET = re.compile(r"\{([^{}]*)\}")
+
+
+def _sorted_set(match: re.Match[str]) -> str:
+    return "{" + ", ".join(sorted(match.group(1).split(", "))) + "}"
 
 
 def same_error(torch_fn: Any, mininn_fn: Any) -> tuple[str, str]:

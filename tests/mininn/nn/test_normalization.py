@@ -158,7 +158,7 @@ def test_batch_norm_old_checkpoints_without_num_batches_tracked_load_like_torch(
     (lambda lib: lib.nn.LayerNorm(6), (2, 5)),
     (lambda lib: lib.nn.GroupNorm(2, 4), (2, 6, 3)),
     (lambda lib: lib.nn.GroupNorm(2, 4), (2, 5, 3)),
-], ids=str)
+])
 def test_norm_layer_forward_errors_match_torch(make, shape):
     tm, mm = make(torch), make(mininn)
     same_error(lambda: tm(torch.ones(shape)), lambda: mm(mininn.ones(shape)))
