@@ -504,15 +504,9 @@ def _mha(
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         batch_first = False
-        same_kv, same_qk = key is value, query is key
-        query = query.unsqueeze(1)
-        key = query if same_qk else key.unsqueeze(1)
-        value = key if same_kv else value.unsqueeze(1)
-        if key_padding_mask is not None:
-            key_padding_mask = key_padding_mask.unsqueeze(0)
+        query, key, value, key_padding_mask = _add_batch_dim(query, key, value, key_padding_mask)
     seq_axis = 1 if batch_first else 0
-    bsz = query.shape[1 - seq_axis]
-    tgt_len, src_len = query.shape[seq_axis], key.shape[seq_axis]
+    bsz, tgt_len = query.shape[1 - seq_axis], query.shape[seq_axis]
     key_padding_mask = canonical_mask(
         key_padding_mask, "key_padding_mask", None if attn_mask is None else attn_mask.dtype,
         "attn_mask", query.dtype)
@@ -535,19 +529,7 @@ def _mha(
                        packed_ok)
     kpm = _array(key_padding_mask, dtype)
     mask = _array(attn_mask, dtype)
-    appended = 0
-    if bias_k is not None and bias_v is not None:
-        if static_k is not None:
-            raise AssertionError("bias cannot be added to static key.")
-        if static_v is not None:
-            raise AssertionError("bias cannot be added to static value.")
-        k = _AppendAlongSeq.apply(k, bias_k, seq_axis)
-        v = _AppendAlongSeq.apply(v, bias_v, seq_axis)
-        appended += 1
-    elif bias_k is not None:
-        raise AssertionError("bias_k is set but bias_v is None")
-    elif bias_v is not None:
-        raise AssertionError("bias_v is set but bias_k is None")
+    k, v, appended = _append_bias_kv(k, v, bias_k, bias_v, static_k, static_v, seq_axis)
     qh, kh, vh = _heads(q, k, v, num_heads, batch_first)
     kh = _static(static_k, kh, bsz, num_heads, head_dim, "k")
     vh = _static(static_v, vh, bsz, num_heads, head_dim, "v")
@@ -562,15 +544,42 @@ def _mha(
     result = _Attention.apply(qh, kh, vh, bias, scale, use_causal_flag, p, not need_weights,
                               need_weights)
     out_heads, weights = result if need_weights else (result, None)
-    merged = _MergeHeads.apply(out_heads, batch_first)
-    out = linear(merged, out_proj_weight, out_proj_bias)
+    out = linear(_MergeHeads.apply(out_heads, batch_first), out_proj_weight, out_proj_bias)
     if weights is not None and average_attn_weights:
         weights = weights.mean(dim=1)
     if not is_batched:
         out = out.squeeze(1)
-        if weights is not None:
-            weights = weights.squeeze(0)
+        weights = None if weights is None else weights.squeeze(0)
     return out, weights
+
+
+def _add_batch_dim(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None
+                   ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """Unbatched ``(L, E)`` inputs as a batch of one, keeping ``query is key is value``."""
+    same_kv, same_qk = key is value, query is key
+    query = query.unsqueeze(1)
+    key = query if same_qk else key.unsqueeze(1)
+    value = key if same_kv else value.unsqueeze(1)
+    if key_padding_mask is not None:
+        key_padding_mask = key_padding_mask.unsqueeze(0)
+    return query, key, value, key_padding_mask
+
+
+def _append_bias_kv(k: Tensor, v: Tensor, bias_k: Tensor | None, bias_v: Tensor | None,
+                    static_k: Tensor | None, static_v: Tensor | None,
+                    seq_axis: int) -> tuple[Tensor, Tensor, int]:
+    """Append the learned ``bias_k``/``bias_v`` to every sequence; returns how many keys."""
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        return _AppendAlongSeq.apply(k, bias_k, seq_axis), _AppendAlongSeq.apply(v, bias_v, seq_axis), 1
+    if bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    if bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+    return k, v, 0
 
 
 def _separate_weights(use: bool, weights: tuple[Tensor | None, ...]) -> tuple[Tensor, ...] | None:
