@@ -155,6 +155,8 @@ from mininn._functions.unary import (
 from mininn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from mininn.serialization import load, save
 
+from mininn import nn, optim  # noqa: E402  # isort: skip - they import the names above
+
 half = float16
 float = float32  # noqa: A001 - torch's alias
 double = float64
@@ -199,6 +201,8 @@ def detach(input: Tensor) -> Tensor:
 
 
 __all__ = [
+    "nn",
+    "optim",
     "Generator",
     "Size",
     "Tensor",
