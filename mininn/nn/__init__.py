@@ -1,6 +1,13 @@
 """``mininn.nn``: modules, parameters and layers with ``torch.nn``'s names and semantics."""
 
 from mininn.nn import functional, init
+from mininn.nn.capture import (
+    ActivationCapture,
+    ActivationStats,
+    CaptureError,
+    CaptureLimitError,
+    Intervention,
+)
 from mininn.nn.modules import (
     ELU,
     GELU,
@@ -125,4 +132,9 @@ __all__ = [
     "MultiheadAttention",
     "TransformerEncoder",
     "TransformerEncoderLayer",
+    "ActivationCapture",
+    "ActivationStats",
+    "CaptureError",
+    "CaptureLimitError",
+    "Intervention",
 ]

@@ -1,0 +1,691 @@
+"""Activation capture and interventions through forward hooks: :class:`ActivationCapture`.
+
+Usage::
+
+    with nn.ActivationCapture(model, ["layer1.*", "fc"], capture="both") as cap:
+        model(x)
+    cap.activations["layer1.0.conv1:output"]     # a detached copy
+    with nn.ActivationCapture(model, interventions=[nn.Intervention("layer1.0.relu", "zero", index=3)]):
+        y = model(x)                             # channel 3 of that ReLU's output ablated
+
+Choosing modules. Each entry of ``modules`` is an exact name from
+``model.named_modules()`` or, when it holds ``*``, ``?`` or ``[``, a glob
+pattern matched with :func:`fnmatch.fnmatchcase` (case-sensitive) against every
+name. ``*`` matches any run of characters, dots included: ``"layer1.*"``
+matches ``layer1.0`` and ``layer1.0.conv1`` (not ``layer1`` itself), and
+``"encoder.layers.*.self_attn"`` matches the attention of every layer. The root
+module (named ``""``) is never matched. An unknown exact name raises
+:class:`CaptureError` listing the closest names; so does a pattern that matches
+nothing.
+
+Names of the captures: ``<module>:output`` and ``<module>:input``.
+
+- An output that is a tuple, list or dict gives one capture per tensor in it,
+  suffixed with its position or key (``attn:output.0``, ``attn:output.1``,
+  ``head:output.logits``; nested containers add more parts). ``None`` and other
+  non-tensors are skipped.
+- Inputs are what ``forward`` receives, taken by a forward pre-hook (so before
+  an in-place ``forward`` can change them): ``<module>:input`` when the module
+  gets exactly one positional argument, ``<module>:input.0``, ``.1``, ... when
+  it gets several; tensors passed by keyword are ``<module>:input.<keyword>``.
+- A module that runs more than once inside the block (a ReLU reused in a
+  residual block) is recorded at every call; the second call's captures end
+  in ``@1``, the third's in ``@2``, and so on.
+
+Results come in the order ``named_modules()`` visits the modules; for each
+module, inputs before outputs, then calls in order. Every record is a detached
+copy, so later (in-place) work cannot change it. With ``reduce="stats"`` each
+record is reduced at once to :class:`ActivationStats` and the tensor is not kept.
+
+Interventions (:class:`Intervention`) replace a module's output through a
+forward hook. They run before the capture hooks on the same module, so a
+captured output is the edited one, the tensor the rest of the model saw.
+``op`` is ``"zero"``, ``"scale"`` (multiply by ``value``), ``"add"`` or
+``"set"``; ``index`` picks the elements it touches:
+
+- ``None``: the whole output;
+- an int or a list of ints: positions along dimension 1 (the channels of an
+  ``(N, C, H, W)`` map, the features of ``(N, F)``, the tokens of a batch-first
+  ``(N, S, E)`` sequence); negative values count from the end;
+- a string: a NumPy index expression over all dimensions, made of ints,
+  slices and one ``...``: ``":, :, 0"``, ``"..., 3"``, ``"0, 2:5"``;
+- (Python only) a tuple, used as ``output[index]`` as it is.
+
+``value`` (a number, a nested list, an array or a Tensor) must broadcast to
+``output[index]``. The edit is built from tensor operations, so gradients flow
+through it. For a module whose output is a tuple or list the edit applies to
+element ``element`` (default 0); a dict output needs ``element`` as the key.
+
+Isolation. The hooks sit on the modules for the life of the ``with`` block and
+are removed on exit, also when ``forward`` raises. They act only when their
+capture is active in the current :mod:`contextvars` context, which entering the
+block sets in the calling thread and nowhere else: another thread that runs the
+same model meanwhile goes through the hooks, which do nothing for it, and gets
+exactly the result it would get alone. So one forward per capture must run in
+the thread (and context) that entered the block; a caller that batches requests
+must never batch a capture request's forward with others. With no capture
+active the hook dictionaries are empty and ``Module.__call__`` keeps its fast
+path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import itertools
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from mininn._backend import array_module
+from mininn._functions.elementwise import where
+from mininn.nn.modules.module import Module
+from mininn.tensor import Tensor
+from mininn.utils.hooks import RemovableHandle
+
+__all__ = [
+    "CAPTURE_MODES",
+    "INTERVENTION_OPS",
+    "REDUCTIONS",
+    "ActivationCapture",
+    "ActivationStats",
+    "CaptureError",
+    "CaptureLimitError",
+    "Intervention",
+    "activation_stats",
+    "match_modules",
+]
+
+CAPTURE_MODES = ("output", "input", "both")
+REDUCTIONS = ("none", "stats")
+INTERVENTION_OPS = ("zero", "scale", "add", "set")
+MAX_BINS = 10_000
+
+# The ids of the captures active in the current context (thread, task).
+_ACTIVE: ContextVar[frozenset[int]] = ContextVar("mininn_active_captures", default=frozenset())
+_ids = itertools.count()
+_PATTERN_CHARS = frozenset("*?[")
+
+
+class CaptureError(ValueError):
+    """A bad capture or intervention argument; ``field`` names it (``"modules"``,
+    ``"interventions[1].index"``) and the message starts with it."""
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(f"{field} {detail}")
+        self.field = field
+        self.detail = detail
+
+    def prefixed(self, prefix: str) -> CaptureError:
+        """The same error with ``prefix`` put before the field name."""
+        return CaptureError(prefix + self.field, self.detail)
+
+
+class CaptureLimitError(CaptureError):
+    """The captures add up to more elements than ``max_elements``."""
+
+    def __init__(self, total: int, limit: int) -> None:
+        super().__init__(
+            "captures", f"would return {total} elements, over the limit of {limit}; "
+            "capture fewer modules, a smaller batch, or reduce='stats'",
+        )
+        self.total = total
+        self.limit = limit
+
+
+# ---- choosing modules ----------------------------------------------------------------------
+def _is_pattern(name: str) -> bool:
+    return not _PATTERN_CHARS.isdisjoint(name)
+
+
+def _quoted(names: Iterable[str]) -> str:
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def match_modules(
+    model: Module, modules: str | Iterable[str], *, field: str = "modules"
+) -> list[tuple[str, Module]]:
+    """The submodules of ``model`` named by ``modules``, in ``named_modules()`` order.
+
+    Args:
+        model: The model whose ``named_modules()`` are searched.
+        modules: Exact names and glob patterns (see the module docstring); a
+            string is one name or pattern.
+        field: The argument's name in error messages.
+
+    Raises:
+        CaptureError: An entry is not a non-empty string, an exact name is not a
+            submodule (the closest names are listed), or a pattern matches nothing.
+    """
+    entries = [modules] if isinstance(modules, str) else list(modules)
+    named = [(name, module) for name, module in model.named_modules() if name]
+    names = [name for name, _ in named]
+    wanted: set[str] = set()
+    for position, entry in enumerate(entries):
+        wanted.update(_resolve(entry, names, f"{field}[{position}]"))
+    return [(name, module) for name, module in named if name in wanted]
+
+
+def _resolve(entry: Any, names: list[str], field: str) -> list[str]:
+    if not isinstance(entry, str) or not entry:
+        raise CaptureError(field, f"must be a non-empty module name or pattern, got {entry!r}")
+    if _is_pattern(entry):
+        found = [name for name in names if fnmatch.fnmatchcase(name, entry)]
+        if not found:
+            raise CaptureError(field, f"pattern '{entry}' matches no module; {_top_level(names)}")
+        return found
+    if entry not in names:
+        close = difflib.get_close_matches(entry, names, n=5)
+        hint = f"closest names: {_quoted(close)}" if close else _top_level(names)
+        raise CaptureError(field, f"'{entry}' is not a module of the model; {hint}")
+    return [entry]
+
+
+def _top_level(names: list[str]) -> str:
+    top = [name for name in names if "." not in name]
+    return f"the model's top-level modules are {_quoted(top)}" if top else "the model has no submodules"
+
+
+# ---- statistics ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ActivationStats:
+    """Summary statistics of one captured tensor (computed in float64).
+
+    Attributes:
+        shape: The tensor's shape.
+        mean: Mean of all elements.
+        std: Population standard deviation (``torch.std(x, correction=0)``).
+        min: Smallest element.
+        max: Largest element.
+        l2_norm: Euclidean norm of all elements.
+        zero_fraction: Fraction of elements equal to zero.
+        histogram: ``bins`` counts over ``[min, max]`` in equal-width bins, as
+            ``torch.histc(x, bins)`` (finite elements only; a constant tensor
+            spans ``[v - 1, v + 1]``).
+        bin_edges: The ``bins + 1`` edges of the histogram.
+
+    The float fields are NaN for an empty tensor.
+    """
+
+    shape: tuple[int, ...]
+    mean: float
+    std: float
+    min: float
+    max: float
+    l2_norm: float
+    zero_fraction: float
+    histogram: tuple[int, ...]
+    bin_edges: tuple[float, ...]
+
+    @property
+    def size(self) -> int:
+        """How many numbers the statistics hold (what a capture limit counts)."""
+        return 6 + len(self.histogram) + len(self.bin_edges)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; non-finite floats become ``None``."""
+        def clean(value: float) -> float | None:
+            return value if math.isfinite(value) else None
+
+        return {
+            "shape": list(self.shape),
+            "mean": clean(self.mean),
+            "std": clean(self.std),
+            "min": clean(self.min),
+            "max": clean(self.max),
+            "l2_norm": clean(self.l2_norm),
+            "zero_fraction": clean(self.zero_fraction),
+            "histogram": list(self.histogram),
+            "bin_edges": [clean(edge) for edge in self.bin_edges],
+        }
+
+
+def activation_stats(tensor: Tensor, bins: int = 10) -> ActivationStats:
+    """The :class:`ActivationStats` of ``tensor`` with a ``bins``-bin histogram."""
+    xp = array_module(tensor.device)
+    data = tensor._data
+    x = data.astype(xp.float64).ravel()
+    shape = tuple(int(d) for d in data.shape)
+    if x.size == 0:
+        nan = float("nan")
+        edges = tuple(float(e) for e in np.linspace(-1.0, 1.0, bins + 1))
+        return ActivationStats(shape, nan, nan, nan, nan, 0.0, nan, (0,) * bins, edges)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf and NaN give NaN statistics
+        return _finite_stats(xp, x, shape, bins)
+
+
+def _finite_stats(xp: Any, x: Any, shape: tuple[int, ...], bins: int) -> ActivationStats:
+    counts, edges = _histogram(xp, x, bins)
+    return ActivationStats(
+        shape=shape,
+        mean=float(x.mean()),
+        std=float(x.std()),
+        min=float(x.min()),
+        max=float(x.max()),
+        l2_norm=float(xp.sqrt(xp.dot(x, x))),
+        zero_fraction=float(xp.count_nonzero(x == 0)) / x.size,
+        histogram=tuple(int(c) for c in counts.tolist()),
+        bin_edges=tuple(float(e) for e in edges.tolist()),
+    )
+
+
+def _histogram(xp: Any, x: Any, bins: int) -> tuple[Any, Any]:
+    finite = x[xp.isfinite(x)]
+    lo = float(finite.min()) if finite.size else 0.0
+    hi = float(finite.max()) if finite.size else 0.0
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    position = ((finite - lo) * bins / (hi - lo)).astype(xp.int64)
+    counts = xp.bincount(xp.minimum(position, bins - 1), minlength=bins)
+    edges = lo + (hi - lo) * xp.arange(bins + 1, dtype=xp.float64) / bins
+    return counts, edges
+
+
+# ---- interventions -------------------------------------------------------------------------
+_INT = re.compile(r"-?\d+")
+_SLICE = re.compile(r"(-?\d+)?:(-?\d+)?(?::(-?\d+)?)?")
+
+
+def _parse_index_expression(text: str) -> tuple[Any, ...]:
+    items: list[Any] = []
+    for part in (p.strip() for p in text.split(",")):
+        if part == "...":
+            items.append(Ellipsis)
+        elif _INT.fullmatch(part):
+            items.append(int(part))
+        elif (match := _SLICE.fullmatch(part)) is not None:
+            start, stop, step = (int(g) if g else None for g in match.groups())
+            if step == 0:
+                raise CaptureError("index", f"{text!r}: slice step cannot be zero")
+            items.append(slice(start, stop, step))
+        else:
+            raise CaptureError(
+                "index", f"{text!r}: cannot read {part!r}; use ints, slices (a:b:c) and one '...', "
+                "separated by commas",
+            )
+    if items.count(Ellipsis) > 1:
+        raise CaptureError("index", f"{text!r}: an index can only have a single ellipsis ('...')")
+    return tuple(items)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _index_key(index: Any) -> tuple[Any, ...] | None:
+    """``index`` as a NumPy index tuple (None: the whole output)."""
+    if index is None:
+        return None
+    if _is_int(index):
+        return (slice(None), int(index))
+    if isinstance(index, str):
+        return _parse_index_expression(index)
+    if isinstance(index, list):
+        if not index or not all(_is_int(i) for i in index):
+            raise CaptureError(
+                "index", f"must be an int, a non-empty list of ints (dimension 1) or an index "
+                f"expression string such as ':, :, 0', got {index!r}",
+            )
+        return (slice(None), [int(i) for i in index])
+    if isinstance(index, tuple) and all(_is_index_item(i) for i in index):
+        return index
+    raise CaptureError(
+        "index", f"must be an int, a list of ints (dimension 1) or an index expression string "
+        f"such as ':, :, 0', got {index!r}",
+    )
+
+
+def _is_index_item(item: Any) -> bool:
+    if isinstance(item, list):
+        return bool(item) and all(_is_int(i) for i in item)
+    return _is_int(item) or isinstance(item, slice) or item is Ellipsis
+
+
+def _value_array(op: str, value: Any) -> Any:
+    if op == "zero":
+        if value is not None:
+            raise CaptureError("value", f"is not used by op 'zero'; leave it out (got {value!r})")
+        return None
+    if value is None:
+        raise CaptureError("value", f"is required by op '{op}'")
+    if isinstance(value, Tensor):
+        return value.detach()._data
+    if isinstance(value, bool) or isinstance(value, (str, bytes)):
+        raise CaptureError("value", f"must be a number or a (nested) list of numbers, got {value!r}")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CaptureError(
+            "value", f"must be a number or a (nested) list of numbers, got {value!r}"
+        ) from None
+    return array
+
+
+@dataclass(frozen=True)
+class Intervention:
+    """An edit of one module's output during the forward (see the module docstring).
+
+    Args:
+        module: The module's name, or a glob pattern (the edit applies to each match).
+        op: ``"zero"``, ``"scale"``, ``"add"`` or ``"set"``.
+        value: The factor, addend or new value (not used by ``"zero"``);
+            broadcast to ``output[index]``.
+        index: The elements edited: None (all), an int or list of ints on
+            dimension 1, an index expression string, or (Python) an index tuple.
+        element: Which element of a tuple, list or dict output is edited
+            (default 0 for tuples and lists).
+
+    Raises:
+        CaptureError: A bad ``module``, ``op``, ``value``, ``index`` or ``element``,
+            naming the field.
+    """
+
+    module: str
+    op: str
+    value: Any = None
+    index: Any = None
+    element: int | str | None = None
+    _key: tuple[Any, ...] | None = field(init=False, repr=False, compare=False, default=None)
+    _value: Any = field(init=False, repr=False, compare=False, default=None)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.module, str) or not self.module:
+            raise CaptureError("module", f"must be a non-empty module name or pattern, got {self.module!r}")
+        if self.op not in INTERVENTION_OPS:
+            raise CaptureError("op", f"must be one of {_quoted(INTERVENTION_OPS)}, got {self.op!r}")
+        if self.element is not None and not (_is_int(self.element) or isinstance(self.element, str)):
+            raise CaptureError("element", f"must be an int or a string key, got {self.element!r}")
+        object.__setattr__(self, "_value", _value_array(self.op, self.value))
+        object.__setattr__(self, "_key", _index_key(self.index))
+
+    @classmethod
+    def from_dict(cls, spec: Any, label: str = "intervention") -> Intervention:
+        """Build one from a JSON object ``{"module", "op", "value", "index", "element"}``.
+
+        Raises:
+            CaptureError: Not an object, an unknown or missing key, or a bad
+                value; the field is prefixed with ``label`` (``interventions[0].op``).
+        """
+        if not isinstance(spec, Mapping):
+            raise CaptureError(label, f"must be an object with 'module' and 'op', got {spec!r}")
+        known = ("module", "op", "value", "index", "element")
+        unknown = [key for key in spec if key not in known]
+        if unknown:
+            raise CaptureError(f"{label}.{unknown[0]}", f"is not a known key; use {_quoted(known)}")
+        for key in ("module", "op"):
+            if key not in spec:
+                raise CaptureError(f"{label}.{key}", "is required")
+        try:
+            return cls(**{key: spec[key] for key in known if key in spec})
+        except CaptureError as exc:
+            raise exc.prefixed(f"{label}.") from None
+
+    def apply(self, output: Any, module_name: str, label: str = "intervention") -> Any:
+        """``output`` with the edit made (a new object; ``output`` is not changed).
+
+        Raises:
+            CaptureError: ``index``, ``value`` or ``element`` do not fit the output.
+        """
+        if isinstance(output, Tensor):
+            return self._edit(output, module_name, label)
+        if isinstance(output, (tuple, list, Mapping)):
+            return self._edit_element(output, module_name, label)
+        raise CaptureError(
+            f"{label}.module", f"'{module_name}' returned {type(output).__name__}, not a tensor to edit"
+        )
+
+    def _edit_element(self, output: Any, module_name: str, label: str) -> Any:
+        key = self.element
+        if isinstance(output, Mapping):
+            if key not in output:
+                raise CaptureError(
+                    f"{label}.element", f"must name a key of the dict output of '{module_name}' "
+                    f"({_quoted(map(str, output))}), got {key!r}",
+                )
+            return {**output, key: self.apply(output[key], module_name, label)}
+        position = 0 if key is None else key
+        if not _is_int(position) or not -len(output) <= position < len(output):
+            raise CaptureError(
+                f"{label}.element", f"must be a position in the {len(output)}-element output of "
+                f"'{module_name}', got {key!r}",
+            )
+        items = list(output)
+        items[position] = self.apply(items[position], module_name, label)
+        return tuple(items) if isinstance(output, tuple) else items
+
+    def _edit(self, output: Tensor, module_name: str, label: str) -> Tensor:
+        xp = array_module(output.device)
+        data = output._data
+        key = (Ellipsis,) if self._key is None else self._key
+        mask = xp.zeros(data.shape, dtype=bool)
+        try:
+            mask[key] = True
+        except (IndexError, TypeError, ValueError) as exc:
+            raise CaptureError(
+                f"{label}.index", f"{self.index!r} does not fit the output of '{module_name}' "
+                f"with shape {list(data.shape)}: {exc}",
+            ) from None
+        if self.op == "zero":
+            return where(Tensor(mask), Tensor(xp.zeros((), dtype=data.dtype)), output)
+        fill = 1 if self.op == "scale" else 0
+        full = xp.full(data.shape, fill, dtype=data.dtype)
+        try:
+            full[key] = xp.asarray(self._value, dtype=data.dtype)
+        except ValueError:
+            raise CaptureError(
+                f"{label}.value", f"of shape {list(np.shape(self._value))} does not broadcast to "
+                f"the {list(data[key].shape)} elements of '{module_name}' that index selects",
+            ) from None
+        if self.op == "scale":
+            return output * Tensor(full)
+        if self.op == "add":
+            return output + Tensor(full)
+        return where(Tensor(mask), Tensor(full), output)
+
+
+# ---- the capture ---------------------------------------------------------------------------
+def _choice(field_name: str, value: Any, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise CaptureError(field_name, f"must be one of {_quoted(allowed)}, got {value!r}")
+    return value
+
+
+def _flatten(value: Any, suffix: str) -> list[tuple[str, Tensor]]:
+    """``(suffix, tensor)`` for every tensor in ``value``, containers walked depth-first."""
+    if isinstance(value, Tensor):
+        return [(suffix, value)]
+    if isinstance(value, (tuple, list)):
+        return [item for i, v in enumerate(value) for item in _flatten(v, f"{suffix}.{i}")]
+    if isinstance(value, Mapping):
+        return [item for k, v in value.items() for item in _flatten(v, f"{suffix}.{k}")]
+    return []
+
+
+class ActivationCapture:
+    """Record (and edit) module activations for the forward passes inside a ``with`` block.
+
+    Args:
+        model: The model; ``modules`` are searched in its ``named_modules()``.
+        modules: Names or glob patterns of the modules to record (see the module
+            docstring); may be empty when only intervening.
+        capture: ``"output"`` (default), ``"input"`` or ``"both"``.
+        reduce: ``"none"`` keeps detached copies of the tensors (``activations``);
+            ``"stats"`` keeps only :class:`ActivationStats` (``stats``).
+        bins: Histogram bins for ``reduce="stats"`` (1 to 10000). Default: 10.
+        interventions: :class:`Intervention` objects, or dicts for
+            :meth:`Intervention.from_dict`, applied in order.
+        max_elements: Most numbers the captures may hold in all (tensor elements,
+            or :attr:`ActivationStats.size` each); past it the records are
+            dropped and leaving the block raises :class:`CaptureLimitError`.
+
+    Raises:
+        CaptureError: A bad argument, naming it, before any hook is registered.
+    """
+
+    def __init__(
+        self,
+        model: Module,
+        modules: str | Iterable[str] = (),
+        *,
+        capture: str = "output",
+        reduce: str | None = "none",
+        bins: int = 10,
+        interventions: Iterable[Intervention | Mapping[str, Any]] = (),
+        max_elements: int | None = None,
+    ) -> None:
+        self.model = model
+        self.capture = _choice("capture", capture, CAPTURE_MODES)
+        self.reduce = _choice("reduce", "none" if reduce is None else reduce, REDUCTIONS)
+        if not _is_int(bins) or not 1 <= bins <= MAX_BINS:
+            raise CaptureError("bins", f"must be an integer from 1 to {MAX_BINS}, got {bins!r}")
+        if max_elements is not None and (not _is_int(max_elements) or max_elements < 0):
+            raise CaptureError("max_elements", f"must be a non-negative integer, got {max_elements!r}")
+        self.bins = int(bins)
+        self.max_elements = max_elements
+        self.targets = match_modules(model, modules)
+        self.interventions = _interventions(interventions)
+        self._edits = [
+            (name, module, iv, f"interventions[{i}]")
+            for i, iv in enumerate(self.interventions)
+            for name, module in _match_intervention(model, iv, i)
+        ]
+        self._order = {name: i for i, (name, _) in enumerate(model.named_modules()) if name}
+        self._id = next(_ids)
+        self._handles: list[RemovableHandle] = []
+        self._token: Token[frozenset[int]] | None = None
+        self._records: list[tuple[tuple[int, int, int, int], str, Any]] = []
+        self._calls: dict[tuple[str, str], int] = {}
+        self.total_elements = 0
+        self.over_limit = False
+
+    @property
+    def module_names(self) -> list[str]:
+        """The names of the recorded modules, in ``named_modules()`` order."""
+        return [name for name, _ in self.targets]
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """Capture name -> Tensor (``reduce="none"``) or ActivationStats, in order."""
+        return {name: value for _, name, value in sorted(self._records, key=lambda r: r[0])}
+
+    @property
+    def activations(self) -> dict[str, Tensor]:
+        """Capture name -> detached copy (empty with ``reduce="stats"``)."""
+        return self.results if self.reduce == "none" else {}
+
+    @property
+    def stats(self) -> dict[str, ActivationStats]:
+        """Capture name -> statistics (empty with ``reduce="none"``)."""
+        return self.results if self.reduce == "stats" else {}
+
+    def __enter__(self) -> ActivationCapture:
+        if self._token is not None:
+            raise RuntimeError("this ActivationCapture is already active; it cannot be entered twice")
+        try:
+            self._register()
+        except BaseException:
+            self._remove()
+            raise
+        self._token = _ACTIVE.set(_ACTIVE.get() | {self._id})
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._remove()
+        if self._token is not None:
+            _ACTIVE.reset(self._token)
+            self._token = None
+        if exc_type is None and self.over_limit:
+            assert self.max_elements is not None
+            raise CaptureLimitError(self.total_elements, self.max_elements)
+
+    # ---- hooks ---------------------------------------------------------------------------
+    def _register(self) -> None:
+        for name, module, iv, label in self._edits:
+            self._handles.append(module.register_forward_hook(self._edit_hook(name, iv, label)))
+        for name, module in self.targets:
+            if self.capture in ("input", "both"):
+                hook = self._input_hook(name)
+                self._handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+            if self.capture in ("output", "both"):
+                self._handles.append(module.register_forward_hook(self._output_hook(name)))
+
+    def _remove(self) -> None:
+        while self._handles:
+            self._handles.pop().remove()
+
+    # The hooks take ``*rest`` so they work with and without the with_kwargs form.
+    def _edit_hook(self, name: str, iv: Intervention, label: str) -> Any:
+        def hook(module: Module, *rest: Any) -> Any:
+            if self._id not in _ACTIVE.get():
+                return None
+            return iv.apply(rest[-1], name, label)
+
+        return hook
+
+    def _input_hook(self, name: str) -> Any:
+        def hook(module: Module, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None = None) -> None:
+            if self._id not in _ACTIVE.get():
+                return
+            entries = _flatten(args[0], "") if len(args) == 1 else _flatten(tuple(args), "")
+            entries += _flatten(dict(kwargs or {}), "")
+            self._record(name, 0, entries)
+
+        return hook
+
+    def _output_hook(self, name: str) -> Any:
+        def hook(module: Module, *rest: Any) -> None:
+            if self._id in _ACTIVE.get():
+                self._record(name, 1, _flatten(rest[-1], ""))
+
+        return hook
+
+    def _record(self, name: str, kind: int, entries: list[tuple[str, Tensor]]) -> None:
+        label = ("input", "output")[kind]
+        call = self._calls.get((name, label), 0)
+        self._calls[name, label] = call + 1
+        at = f"@{call}" if call else ""
+        order = self._order[name]
+        for seq, (suffix, tensor) in enumerate(entries):
+            value: Any = None
+            if self.reduce == "stats":
+                value = activation_stats(tensor, self.bins)
+                size = value.size
+            else:
+                size = tensor.numel()
+            self.total_elements += size
+            if self.max_elements is not None and self.total_elements > self.max_elements:
+                self.over_limit = True
+                self._records.clear()
+            if self.over_limit:
+                continue
+            if value is None:
+                value = Tensor(tensor._data.copy())
+            self._records.append(((order, kind, call, seq), f"{name}:{label}{suffix}{at}", value))
+
+
+def _interventions(items: Iterable[Intervention | Mapping[str, Any]]) -> tuple[Intervention, ...]:
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise CaptureError("interventions", f"must be a list of interventions, got {items!r}")
+    result = []
+    for i, item in enumerate(items):
+        label = f"interventions[{i}]"
+        if isinstance(item, Intervention):
+            result.append(item)
+        else:
+            result.append(Intervention.from_dict(item, label))
+    return tuple(result)
+
+
+def _match_intervention(model: Module, iv: Intervention, position: int) -> list[tuple[str, Module]]:
+    try:
+        return match_modules(model, [iv.module], field="module")
+    except CaptureError as exc:
+        raise CaptureError(f"interventions[{position}].module", exc.detail) from None
