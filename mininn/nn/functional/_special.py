@@ -9,6 +9,12 @@
 
 Worst relative error against mpmath on [-7, 7] and [1e-30, 1]: 1.8e-15 for
 float64, 1.9e-7 for float32 (float32 rounding dominates).
+
+``normal_cdf`` (GELU's ``Phi``) in float32 uses one branch instead, fitted the
+same way over ``|x| / sqrt(2)`` in [0, 9]: ``Phi(-|x|) = exp(-x**2 / 2) * R(t) / 2``
+with ``t = 1 / (1 + |x| / (2 sqrt(2)))``, about half the passes over the array;
+its absolute error is below 2.5e-7 everywhere and its relative error below
+5e-6, the lower tail included (where ``(1 + erf) / 2`` would cancel).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["erf"]
+__all__ = ["erf", "normal_cdf"]
 
 _SMALL64 = (
     1.128379167095514, -0.37612638903183065, 0.11283791670922999, -0.02686617063942439,
@@ -39,6 +45,12 @@ _LARGE32 = (
     -0.05308091859755979, 0.4993387795194062, -0.42679432730510913, 0.10628082456270362,
 )
 
+_CDF32 = (
+    -2.8776967684104613e-06, 0.282455026689225, 0.2761953031412264, 0.2884534182882324,
+    0.01977473445386444, 0.41467083613282135, -0.374958243838661, 0.09341201936311803,
+)
+_SQRT1_2 = 0.7071067811865476
+
 
 def _horner(coefs: tuple[float, ...], z: Any) -> Any:
     out = z * z.dtype.type(coefs[-1]) + z.dtype.type(coefs[-2])
@@ -59,3 +71,15 @@ def erf(x: Any) -> Any:
         u = one / (one + x.dtype.type(0.5) * np.minimum(a, x.dtype.type(10)))
         outer = one - np.exp(-t) * _horner(large, u)
         return np.where(a < one, inner, np.copysign(outer, x))
+
+
+def normal_cdf(x: Any) -> Any:
+    """The standard normal CDF ``(1 + erf(x / sqrt(2))) / 2``, elementwise, in ``x``'s dtype."""
+    t = x.dtype.type
+    if x.dtype == np.float64:
+        return t(0.5) * (t(1) + erf(x * t(_SQRT1_2)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = t(1) / (t(1) + t(0.5 * _SQRT1_2) * abs(x))
+        lower = np.exp(x * x * t(-0.5)) * _horner(_CDF32, u)
+        lower *= t(0.5)  # Phi(-|x|)
+        return np.where(x < 0, lower, t(1) - lower)

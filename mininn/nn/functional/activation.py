@@ -19,7 +19,7 @@ import numpy as np
 from mininn import _dtype
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._special import erf
+from mininn.nn.functional._special import normal_cdf
 from mininn.nn.functional._utils import run_inplace, wrap_dim
 from mininn.tensor import Tensor
 
@@ -40,7 +40,6 @@ __all__ = [
     "log_softmax",
 ]
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_BETA = math.sqrt(2.0 / math.pi)
 _TANH_KAPPA = 0.044715
@@ -190,8 +189,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 class _Gelu(Function):
     @staticmethod
     def forward(ctx: Context, x: Any) -> Any:
-        half = x.dtype.type(0.5)
-        cdf = half * (x.dtype.type(1) + erf(x * x.dtype.type(_SQRT1_2)))
+        cdf = normal_cdf(x)
         ctx.save_for_backward(x, cdf)
         return x * cdf
 

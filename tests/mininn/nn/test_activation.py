@@ -10,7 +10,7 @@ import pytest
 import mininn
 import mininn.nn.functional as F
 from mininn import nn
-from mininn.nn.functional._special import erf
+from mininn.nn.functional._special import erf, normal_cdf
 from tests.mininn.nn._layer_parity import assert_parity, same_error, state_layout, to_numpy, twin
 
 torch = pytest.importorskip("torch")
@@ -201,3 +201,18 @@ def test_erf_handles_infinities_and_nan_without_warnings():
         out = erf(np.array([np.inf, -np.inf, np.nan, 0.0]))
     np.testing.assert_array_equal(out[[0, 1, 3]], [1.0, -1.0, 0.0])
     assert np.isnan(out[2])
+
+
+def test_normal_cdf_float64_matches_erfc_to_machine_precision():
+    x = np.linspace(-12, 12, 48001)
+    ref = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x])
+    np.testing.assert_allclose(normal_cdf(x), ref, atol=1e-15, rtol=0)
+
+
+def test_normal_cdf_float32_is_accurate_absolutely_and_relatively_in_the_lower_tail():
+    x = np.linspace(-12, 12, 48001).astype(np.float32)
+    ref = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    out = normal_cdf(x)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, ref, atol=2.5e-7, rtol=0)
+    np.testing.assert_allclose(out[x < 0], ref[x < 0], rtol=5e-6, atol=0)
