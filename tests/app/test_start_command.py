@@ -67,3 +67,36 @@ def test_the_demo_repository_is_seeded_and_ready_within_3_seconds(tmp_path: Path
     assert min(seconds, cpu if cpu is not None else seconds) < 3.0, (
         f"ready after {seconds:.2f} s ({cpu} s CPU)"
     )
+
+
+@pytest.mark.slow
+def test_several_workers_serve_through_the_app_factory(tmp_path: Path) -> None:
+    from _app_support import make_repository
+
+    repository = make_repository(tmp_path / "model_repository")
+    with run_server(
+        repository, tmp_path / "workers.log", MININN_WORKERS="2", MININN_SEED_REPOSITORY="0"
+    ) as server:
+        server.wait_ready(60)
+        body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
+        statuses = {
+            httpx.post(f"{server.base_url}/v2/models/mlp/infer", json=body).status_code for _ in range(6)
+        }
+        workers = _children(server.process.pid)
+    assert statuses == {200}
+    if Path("/proc").is_dir():
+        assert len(workers) == 2, workers
+
+
+def _children(pid: int) -> list[int]:
+    """Worker processes that ``pid`` spawned (uvicorn's workers), from /proc."""
+    children = []
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+            spawned = b"spawn_main" in (entry.parent / "cmdline").read_bytes()  # not the resource tracker
+        except OSError:
+            continue
+        if int(fields[1]) == pid and spawned:  # field 4 of proc(5): the parent's pid
+            children.append(int(entry.parent.name))
+    return children
