@@ -13,9 +13,10 @@ Texts arrive as V2 ``BYTES`` and are tokenised with the model's own ``tokenizer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -28,7 +29,16 @@ from models.registry import Architecture, register
 from models.signature import Signature, TensorSpec
 from models.tokenizer import TextTokenizer, decode_texts, resource_path
 
-__all__ = ["BertConfig", "BertModel", "MiniLMConfig", "SentenceEncoder", "SentenceEmbeddingProcessor"]
+__all__ = [
+    "BertConfig",
+    "BertModel",
+    "MiniLMConfig",
+    "SentenceEmbeddingProcessor",
+    "SentenceEncoder",
+    "map_bert_keys",
+]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -277,9 +287,13 @@ class SentenceEncoder(BertModel):
 
 
 def additive_mask(attention_mask: Tensor, dtype: mininn.dtype) -> Tensor:
-    """(B, T) of 1 (attend) / 0 (padding) -> (B, 1, 1, T) of 0 / the dtype's lowest value."""
+    """(B, T) of 1 (attend) / 0 (padding) -> (B, 1, 1, T) of 0 / half the dtype's lowest value.
+
+    Hugging Face adds the lowest value itself; half of it gives the same probabilities (exactly
+    zero after softmax) without overflowing to -inf, and its warnings, in float16.
+    """
     keep = attention_mask.to(dtype).unsqueeze(1).unsqueeze(2)  # (B, 1, 1, T)
-    return (1.0 - keep) * float(np.finfo(dtype.np).min)
+    return (1.0 - keep) * (float(np.finfo(dtype.np).min) / 2)
 
 
 def mean_pool(hidden: Tensor, attention_mask: Tensor) -> Tensor:
@@ -298,9 +312,25 @@ class SentenceEmbeddingProcessor(Processor):
         path = resource_path(resource_dir, config.tokenizer)
         self.tokenizer = TextTokenizer(path, max_length=config.max_seq_length, pad_id=config.pad_token_id)
 
-    def preprocess(self, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    def preprocess(self, inputs: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
         encoded = self.tokenizer(decode_texts(inputs["text"]))
         return encoded.input_ids, encoded.attention_mask, encoded.token_type_ids
+
+
+def map_bert_keys(tensors: Mapping[str, T]) -> dict[str, T]:
+    """A Hugging Face / sentence-transformers BERT state dict in :class:`~models.bert.BertModel` keys.
+
+    Strips a leading ``bert.`` or ``0.auto_model.`` and drops ``embeddings.position_ids``
+    (a persistent buffer in transformers 4, which wrote the MiniLM checkpoint; a
+    non-persistent one now).
+    """
+    mapped = {}
+    for key, value in tensors.items():
+        for prefix in ("0.auto_model.", "bert."):
+            key = key.removeprefix(prefix)
+        if key != "embeddings.position_ids":
+            mapped[key] = value
+    return mapped
 
 
 def signature(config: BertConfig) -> Signature:

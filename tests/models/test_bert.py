@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 import mininn
 import models
 from models import ArchitectureError
-from models.repository import map_bert_keys
+from models.bert import map_bert_keys
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -383,6 +384,20 @@ def test_minilm_signature_is_text_in_embedding_out():
 def test_bad_bert_configs_name_the_key(config, message):
     with pytest.raises(ArchitectureError, match=message.replace("(", r"\(").replace(")", r"\)")):
         models.get_architecture("bert_encoder").make_config(config)
+
+
+def test_sentence_encoder_runs_in_float16_without_overflow_warnings(load_torch_state):
+    reference = small_reference()
+    model = models.create("bert_encoder", **SMALL).eval()
+    load_torch_state(model, reference)
+    ids, mask, types = batch()
+    full = run(model, ids, mask, types).numpy()
+    model.half()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        half = run(model, ids, mask, types).numpy()
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half.astype(np.float32), full, atol=2e-2)
 
 
 def test_attention_scaling_is_one_over_root_head_size():

