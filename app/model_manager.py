@@ -190,9 +190,8 @@ class ModelManager:
         self.entry(name)
         async with self._lock(name):
             entry = self._entries.setdefault(name, ModelEntry(name))
-            entry.state = ModelState.UNLOADING
-            entry.versions = {}
-            entry.state, entry.reason = ModelState.UNAVAILABLE, "unloaded"
+            # requests already running keep their ModelVersion; new ones get 503 from here on
+            entry.versions, entry.state, entry.reason = {}, ModelState.UNAVAILABLE, "unloaded"
             self.metrics.model_ready.labels(name).set(0)
             logger.info("model %s unloaded", name)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,14 +50,18 @@ class Service:
         )
 
     async def start(self) -> None:
-        """Seed the repository if needed, then load every model in it."""
-        import asyncio
+        """Seed the repository if needed, then load every model in it.
 
+        Never raises: a failure is logged, and the server serves what did load.
+        """
         try:
             await asyncio.to_thread(self.seed_if_empty)
         except Exception as exc:  # a broken seed must not stop the server from serving the rest
             logger.error("could not seed the repository %s: %s", self.repository.root, exc, exc_info=exc)
-        await self.manager.load_all()
+        try:
+            await self.manager.load_all()
+        except Exception as exc:  # e.g. an unreadable repository folder
+            logger.error("could not read the repository %s: %s", self.repository.root, exc, exc_info=exc)
 
     def close(self) -> None:
         """Stop the inference threads (running forwards finish first)."""

@@ -9,6 +9,7 @@ sends ``Accept-Encoding: gzip`` or ``deflate``.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -16,6 +17,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from app.auth import require_read
 from app.dependencies import ServiceDep
+from app.log import request_id_var
 from app.model_manager import ModelVersion
 from app.protocol import (
     choose_encoding,
@@ -31,6 +33,8 @@ from app.routes._params import ModelName, ModelVersionText
 from app.service import Service
 
 __all__ = ["router"]
+
+logger = logging.getLogger("app.infer")
 
 router = APIRouter(tags=["inference"], dependencies=[Depends(require_read)])
 
@@ -130,6 +134,14 @@ async def _infer(request: Request, service: Service, model: ModelVersion) -> Res
         response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
         output_ns = time.perf_counter_ns() - inferred_at
         ok = True
+        logger.debug(
+            "request %s: model %s version %d, batch %d, %.2f ms",
+            request_id_var.get(),
+            model.name,
+            model.version,
+            batch_size,
+            (time.perf_counter_ns() - started) / 1e6,
+        )
         return response
     finally:
         model.statistics.record_request(

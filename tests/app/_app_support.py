@@ -158,7 +158,8 @@ def split_binary_response(body: bytes, header_length: int) -> tuple[dict[str, An
 
 def start_client(repository: Path, *, wait: bool = True, **settings: Any) -> TestClient:
     """An entered ``TestClient`` (by default, once its app has finished the start-up load)."""
-    app = create_app(Settings(model_repository=repository, seed_repository=False, **settings))
+    settings.setdefault("seed_repository", False)
+    app = create_app(Settings(model_repository=repository, **settings))
     client = TestClient(app, raise_server_exceptions=False)
     client.__enter__()
     if wait:
