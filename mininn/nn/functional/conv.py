@@ -40,40 +40,39 @@ def _pad_zeros(x: Any, pads: Pad4) -> Any:
 
 def _im2col(x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
             out_hw: tuple[int, int]) -> Any:
-    """Receptive fields of a padded ``(N, C, Hp, Wp)`` array as a ``(C, kh, kw, N, oh, ow)`` copy."""
+    """Receptive fields of a padded ``(N, C, Hp, Wp)`` array as an ``(N, C, kh, kw, oh, ow)`` array.
+
+    One strided copy; none at all for a 1x1 kernel at stride 1 (the view is the input).
+    """
     n, c = x.shape[:2]
     s_n, s_c, s_h, s_w = x.strides
-    shape = (c, kernel[0], kernel[1], n, out_hw[0], out_hw[1])
-    strides = (s_c, s_h * dilation[0], s_w * dilation[1], s_n, s_h * stride[0], s_w * stride[1])
+    shape = (n, c, kernel[0], kernel[1], out_hw[0], out_hw[1])
+    strides = (s_n, s_c, s_h * dilation[0], s_w * dilation[1], s_h * stride[0], s_w * stride[1])
     return xp_of(x).ascontiguousarray(as_strided(x, shape, strides))
 
 
 def _col2im(cols: Any, padded_hw: tuple[int, int], stride: tuple[int, int],
             dilation: tuple[int, int]) -> Any:
-    """Sum ``(C, kh, kw, N, oh, ow)`` columns back into an ``(N, C, Hp, Wp)`` array."""
-    c, kh, kw, n, oh, ow = cols.shape
-    out = xp_of(cols).zeros((c, n) + padded_hw, dtype=cols.dtype)
+    """Sum ``(N, C, kh, kw, oh, ow)`` columns back into an ``(N, C, Hp, Wp)`` array."""
+    n, c, kh, kw, oh, ow = cols.shape
+    out = xp_of(cols).zeros((n, c) + padded_hw, dtype=cols.dtype)
     sh, sw = stride
     for i in range(kh):
         r0 = i * dilation[0]
         for j in range(kw):
             c0 = j * dilation[1]
-            out[:, :, r0 : r0 + sh * (oh - 1) + 1 : sh, c0 : c0 + sw * (ow - 1) + 1 : sw] += cols[:, i, j]
-    return out.transpose(1, 0, 2, 3)
-
-
-def _grouped_matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` for ``(g, m, k) @ (g, k, n)``; one plain GEMM when ``g == 1``."""
-    if a.shape[0] == 1:
-        return (a[0] @ b[0])[None]
-    return a @ b
+            out[:, :, r0 : r0 + sh * (oh - 1) + 1 : sh, c0 : c0 + sw * (ow - 1) + 1 : sw] += cols[:, :, i, j]
+    return out
 
 
 def _out_size(size: int, pad: int, k: int, s: int, d: int) -> int:
     return (size + pad - d * (k - 1) - 1) // s + 1
 
 
-# ---- convolution -----------------------------------------------------------------------------
+# Layout: activations stay batch-major. With ``g`` groups, columns are
+# ``(N, g, K, L)`` (``K = C/g * kh * kw``, ``L = oh * ow``) and the weight is
+# ``(g, O/g, K)``: one broadcasting ``matmul`` gives ``(N, g, O/g, L)``, which
+# is already the ``(N, O, oh, ow)`` output, with no transpose copy.
 
 
 class _Conv2d(Function):
@@ -85,35 +84,94 @@ class _Conv2d(Function):
         o, cg, kh, kw = w.shape
         oh = _out_size(hp, 0, kh, stride[0], dilation[0])
         ow = _out_size(wp, 0, kw, stride[1], dilation[1])
-        cols = _im2col(xp, (kh, kw), stride, dilation, (oh, ow)).reshape(groups, cg * kh * kw, -1)
+        cols = _im2col(xp, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
         w3 = w.reshape(groups, o // groups, cg * kh * kw)
-        out = _grouped_matmul(w3, cols).reshape(o, n * oh * ow)  # (O, N*oh*ow)
+        out = (w3 @ cols).reshape(n, o, oh, ow)
         if b is not None:
-            out += b[:, None]
+            out += b.reshape(1, o, 1, 1)
         if any(need):
             ctx.save_for_backward(cols if need[1] else None, w3 if need[0] else None)
-            ctx.meta = (x.shape, (hp, wp), pads, stride, dilation, (kh, kw), need)
-        return xp_of(out).ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+            ctx.meta = (x.shape, (hp, wp), pads, stride, dilation, (kh, kw), groups, need)
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         cols, w3 = ctx.saved_tensors
-        x_shape, padded_hw, pads, stride, dilation, kernel, need = ctx.meta
+        x_shape, padded_hw, pads, stride, dilation, kernel, groups, need = ctx.meta
         n, o, oh, ow = g.shape
-        groups = (cols if cols is not None else w3).shape[0]
-        g3 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
+        g4 = g.reshape(n, groups, o // groups, oh * ow)
         gw = gx = gb = None
-        if need[1]:
-            gw = _grouped_matmul(g3, cols.transpose(0, 2, 1)).reshape((o, -1) + kernel)
+        if need[1]:  # sum over the batch of (O/g, L) @ (L, K)
+            gw = (g4 @ cols.swapaxes(-1, -2)).sum(axis=0).reshape((o, -1) + kernel)
         if need[0]:
-            c = x_shape[1]
-            gcols = _grouped_matmul(w3.transpose(0, 2, 1), g3).reshape((c,) + kernel + (n, oh, ow))
+            gcols = (w3.swapaxes(-1, -2) @ g4).reshape((n, x_shape[1]) + kernel + (oh, ow))
             gxp = _col2im(gcols, padded_hw, stride, dilation)
             top, _, left, _ = pads
             gx = gxp[:, :, top : top + x_shape[2], left : left + x_shape[3]]
         if need[2]:
             gb = g.sum(axis=(0, 2, 3))
         return gx, gw, gb, None, None, None, None, None
+
+
+class _DepthwiseConv2d(Function):
+    """A depthwise convolution (one input and one output channel per group).
+
+    Its per-group GEMMs would be ``1 x kh*kw`` by ``kh*kw x L``, far too thin
+    for BLAS, so it multiply-adds one shifted view of the input per kernel
+    position instead.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, w: Any, b: Any, stride: tuple[int, int], pads: Pad4,
+                dilation: tuple[int, int], groups: int, need: tuple[bool, bool, bool]) -> Any:
+        xp = _pad_zeros(x, pads)
+        c, _, kh, kw = w.shape
+        out_hw = (_out_size(xp.shape[2], 0, kh, stride[0], dilation[0]),
+                  _out_size(xp.shape[3], 0, kw, stride[1], dilation[1]))
+        taps = w.reshape(c, kh * kw).T.reshape(kh * kw, 1, c, 1, 1)  # (k, 1, C, 1, 1)
+        out = xp[_shifted(0, kw, out_hw, stride, dilation)] * taps[0]
+        term = xp_of(out).empty_like(out)
+        for k in range(1, kh * kw):
+            xp_of(out).multiply(xp[_shifted(k, kw, out_hw, stride, dilation)], taps[k], out=term)
+            out += term
+        if b is not None:
+            out += b.reshape(1, c, 1, 1)
+        if any(need):
+            ctx.save_for_backward(xp if need[1] else None, taps)
+            ctx.meta = (x.shape, xp.shape, pads, stride, dilation, (kh, kw), need)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        xp, taps = ctx.saved_tensors
+        x_shape, padded_shape, pads, stride, dilation, kernel, need = ctx.meta
+        out_hw = g.shape[2:]
+        n_taps = kernel[0] * kernel[1]
+        gx = gw = gb = None
+        if need[0]:
+            gxp = xp_of(g).zeros(padded_shape, dtype=g.dtype)
+            for k in range(n_taps):
+                gxp[_shifted(k, kernel[1], out_hw, stride, dilation)] += g * taps[k]
+            top, _, left, _ = pads
+            gx = gxp[:, :, top : top + x_shape[2], left : left + x_shape[3]]
+        if need[1]:
+            per_tap = [
+                (g * xp[_shifted(k, kernel[1], out_hw, stride, dilation)]).sum(axis=(0, 2, 3))
+                for k in range(n_taps)
+            ]
+            gw = xp_of(g).stack(per_tap, axis=1).reshape((g.shape[1], 1) + kernel)
+        if need[2]:
+            gb = g.sum(axis=(0, 2, 3))
+        return gx, gw, gb, None, None, None, None, None
+
+
+def _shifted(k: int, kw: int, out_hw: tuple[int, int], stride: tuple[int, int],
+             dilation: tuple[int, int]) -> tuple[slice, ...]:
+    """The view of a padded input that kernel position ``k`` multiplies, for every output pixel."""
+    i, j = divmod(k, kw)
+    r0, c0 = i * dilation[0], j * dilation[1]
+    return (slice(None), slice(None), slice(r0, r0 + stride[0] * (out_hw[0] - 1) + 1, stride[0]),
+            slice(c0, c0 + stride[1] * (out_hw[1] - 1) + 1, stride[1]))
 
 
 class _ConvTranspose2d(Function):
@@ -127,35 +185,34 @@ class _ConvTranspose2d(Function):
             (size - 1) * s + d * (k - 1) + 1 + op
             for size, s, d, k, op in zip((h, wd), stride, dilation, (kh, kw), output_padding)
         )
-        x3 = x.transpose(1, 0, 2, 3).reshape(groups, cin // groups, n * h * wd)
+        x4 = x.reshape(n, groups, cin // groups, h * wd)
         w3 = w.reshape(groups, cin // groups, cog * kh * kw)
-        cols = _grouped_matmul(w3.transpose(0, 2, 1), x3).reshape(groups * cog, kh, kw, n, h, wd)
+        cols = (w3.swapaxes(-1, -2) @ x4).reshape(n, groups * cog, kh, kw, h, wd)
         buf = _col2im(cols, full, stride, dilation)
         ph, pw = padding
         out = buf[:, :, ph : full[0] - ph, pw : full[1] - pw]
         if b is not None:
-            out = out + b[:, None, None]
+            out = out + b.reshape(1, -1, 1, 1)
         if any(need):
-            ctx.save_for_backward(x3 if need[1] else None, w3)
+            ctx.save_for_backward(x4 if need[1] else None, w3)
             ctx.meta = (x.shape, full, padding, stride, dilation, (kh, kw), need)
         return xp_of(out).ascontiguousarray(out)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        x3, w3 = ctx.saved_tensors
+        x4, w3 = ctx.saved_tensors
         x_shape, full, padding, stride, dilation, kernel, need = ctx.meta
         groups = w3.shape[0]
         n, cin, h, wd = x_shape
         ph, pw = padding
         pads = (ph, full[0] - ph - g.shape[2], pw, full[1] - pw - g.shape[3])
         gcols = _im2col(_pad_zeros(g, pads), kernel, stride, dilation, (h, wd))
-        gcols = gcols.reshape(groups, -1, n * h * wd)
+        gcols = gcols.reshape(n, groups, -1, h * wd)
         gx = gw = gb = None
         if need[0]:
-            gx3 = _grouped_matmul(w3, gcols).reshape(cin, n, h, wd)
-            gx = gx3.transpose(1, 0, 2, 3)
+            gx = (w3 @ gcols).reshape(n, cin, h, wd)
         if need[1]:
-            gw = _grouped_matmul(x3, gcols.transpose(0, 2, 1)).reshape((cin, -1) + kernel)
+            gw = (x4 @ gcols.swapaxes(-1, -2)).sum(axis=0).reshape((cin, -1) + kernel)
         if need[2]:
             gb = g.sum(axis=(0, 2, 3))
         return gx, gw, gb, None, None, None, None, None, None
@@ -272,7 +329,8 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, paddi
         x4, w4, stride2, dilation2 = input, weight, stride_t, dilation_t
         pads = pairs[0] + pairs[1]
     need = (requires(input), requires(weight), requires(bias))
-    out = _Conv2d.apply(x4, w4, bias, stride2, pads, dilation2, groups, need)
+    kernel_fn = _DepthwiseConv2d if groups > 1 and weight.shape[:2] == (groups, 1) else _Conv2d
+    out = kernel_fn.apply(x4, w4, bias, stride2, pads, dilation2, groups, need)
     if nd == 1:
         out = out.squeeze(2)
     return out.squeeze(0) if unbatched else out

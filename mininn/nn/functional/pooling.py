@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name, xp_of
+from mininn.nn.functional._utils import needs_grad, scalar_name, xp_of
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -144,6 +144,16 @@ class _MaxPool2d(Function):
         return gxp[:, :, ph : ph + x_shape[2], pw : pw + x_shape[3]], None, None, None, None, None, None
 
 
+def _max_values(x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out_hw: Pair) -> Any:
+    """Window maxima only (NaN propagates, as in torch): one ``maximum`` per kernel position."""
+    xp = xp_of(x)
+    padded = _padded(x, padding, out_hw, kernel, stride, dilation, _fill_value(x.dtype))
+    best = padded[_window(0, kernel[1], out_hw, stride, dilation)].copy()
+    for k in range(1, kernel[0] * kernel[1]):
+        xp.maximum(best, padded[_window(k, kernel[1], out_hw, stride, dilation)], out=best)
+    return best
+
+
 class _Winners:
     """Where ``_MaxPool2d.forward`` leaves each window's winning kernel position."""
 
@@ -165,6 +175,9 @@ def _max_pool(input: Tensor, kernel: Pair, stride: Pair, padding: Pair, dilation
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     out_hw = _geometry(x._data, kernel, stride, padding, dilation, ceil_mode)
+    if not return_indices and not needs_grad(x):  # inference: a running maximum, no winners
+        out = Tensor(_max_values(x._data, kernel, stride, padding, dilation, out_hw))
+        return out.squeeze(0) if unbatched else out
     winners = _Winners()
     out = _MaxPool2d.apply(x, kernel, stride, padding, dilation, out_hw, winners)
     if unbatched:

@@ -38,6 +38,10 @@ CONV2D = [
     (3, 4, (2, 4), 1, "same", 1, 1, True, "reflect"),
     (6, 6, 1, 1, 0, 1, 1, True, "zeros"),
     (3, 5, 2, 3, 1, 1, 1, True, "zeros"),
+    (4, 4, 3, 1, 1, 1, 4, True, "zeros"),  # depthwise
+    (6, 6, (3, 2), (2, 1), (1, 0), (2, 1), 6, False, "zeros"),  # depthwise, strided and dilated
+    (3, 3, 3, 1, "same", 1, 3, True, "reflect"),  # depthwise
+    (3, 6, 3, 1, 1, 1, 3, True, "zeros"),  # depth multiplier 2: the grouped GEMM path
 ]
 CONV1D = [
     (3, 6, 3, 1, 0, 1, 1, True, "zeros"),
@@ -47,6 +51,7 @@ CONV1D = [
     (3, 4, 3, 1, 2, 1, 1, True, "reflect"),
     (3, 4, 5, 2, 2, 1, 1, True, "replicate"),
     (3, 4, 3, 1, 1, 1, 1, False, "circular"),
+    (4, 4, 3, 2, 1, 2, 4, True, "zeros"),  # depthwise
 ]
 # in, out, kernel, stride, padding, output_padding, groups, bias, dilation
 CONV_T2D = [
@@ -262,3 +267,11 @@ def test_conv2d_forward_errors_match_torch(make_input):
         "1d-small", "1d-rank", "1d-dtype", "t-output-padding", "t-channels", "t1d-output-padding"])
 def test_functional_conv_errors_match_torch(call):
     same_error(lambda: call(torch, TF), lambda: call(mininn, F))
+
+
+def test_depthwise_convolution_takes_the_per_tap_kernel_and_grouped_ones_the_gemm():
+    x = mininn.randn(1, 4, 6, 6, requires_grad=True)
+    depthwise = nn.Conv2d(4, 4, 3, groups=4)(x)
+    grouped = nn.Conv2d(4, 8, 3, groups=4)(x)
+    assert depthwise.grad_fn.name() == "_DepthwiseConv2dBackward0"
+    assert grouped.grad_fn.name() == "_Conv2dBackward0"

@@ -197,3 +197,13 @@ X4 = (1, 3, 5, 5)
 ])
 def test_pooling_errors_match_torch(call):
     same_error(lambda: call(torch, TF), lambda: call(mininn, F))
+
+
+def test_max_pool_inference_path_propagates_nan_and_matches_torch():
+    x = _x((2, 3, 7, 8), np.float32)
+    x[0, 1, 2, 3] = np.nan
+    with mininn.no_grad():
+        ours = F.max_pool2d(mininn.tensor(x), 3, 2, 1, ceil_mode=True)
+    theirs = TF.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.grad_fn is None
