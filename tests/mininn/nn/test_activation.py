@@ -216,3 +216,10 @@ def test_normal_cdf_float32_is_accurate_absolutely_and_relatively_in_the_lower_t
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, ref, atol=2.5e-7, rtol=0)
     np.testing.assert_allclose(out[x < 0], ref[x < 0], rtol=5e-6, atol=0)
+
+
+@pytest.mark.parametrize("name,args,kwargs", MODULES, ids=str)
+def test_activation_modules_behave_the_same_in_eval_mode(name, args, kwargs):
+    tm = getattr(torch.nn, name)(*args, **kwargs)
+    mm = twin(tm, getattr(nn, name)(*args, **kwargs))
+    assert_parity(tm, mm, _x(np.float32), training=False)

@@ -98,28 +98,28 @@ def _input(shape, dtype, seed=0):
 @pytest.mark.parametrize("cfg", CONV2D, ids=str)
 def test_conv2d_matches_torch_output_and_all_gradients(cfg, dtype):
     tm, mm = _conv_pair("Conv2d", cfg, dtype)
-    assert_parity(tm, mm, _input((2, cfg[0], 9, 10), dtype), rtol=1e-4 if dtype == np.float32 else None)
+    assert_parity(tm, mm, _input((2, cfg[0], 9, 10), dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("cfg", CONV1D, ids=str)
 def test_conv1d_matches_torch_output_and_all_gradients(cfg, dtype):
     tm, mm = _conv_pair("Conv1d", cfg, dtype)
-    assert_parity(tm, mm, _input((2, cfg[0], 11), dtype), rtol=1e-4 if dtype == np.float32 else None)
+    assert_parity(tm, mm, _input((2, cfg[0], 11), dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("cfg", CONV_T2D, ids=str)
 def test_conv_transpose2d_matches_torch_output_and_all_gradients(cfg, dtype):
     tm, mm = _conv_t_pair("ConvTranspose2d", cfg, dtype)
-    assert_parity(tm, mm, _input((2, cfg[0], 5, 6), dtype), rtol=1e-4 if dtype == np.float32 else None)
+    assert_parity(tm, mm, _input((2, cfg[0], 5, 6), dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("cfg", CONV_T1D, ids=str)
 def test_conv_transpose1d_matches_torch_output_and_all_gradients(cfg, dtype):
     tm, mm = _conv_t_pair("ConvTranspose1d", cfg, dtype)
-    assert_parity(tm, mm, _input((2, cfg[0], 7), dtype), rtol=1e-4 if dtype == np.float32 else None)
+    assert_parity(tm, mm, _input((2, cfg[0], 7), dtype))
 
 
 @pytest.mark.parametrize("cls_name,shape", [("Conv2d", (3, 8, 8)), ("Conv1d", (3, 8))])
@@ -275,3 +275,13 @@ def test_depthwise_convolution_takes_the_per_tap_kernel_and_grouped_ones_the_gem
     grouped = nn.Conv2d(4, 8, 3, groups=4)(x)
     assert depthwise.grad_fn.name() == "_DepthwiseConv2dBackward0"
     assert grouped.grad_fn.name() == "_Conv2dBackward0"
+
+
+@pytest.mark.parametrize("cls_name,cfg,shape", [
+    ("Conv2d", CONV2D[1], (2, 4, 9, 10)), ("Conv1d", CONV1D[1], (2, 4, 11)),
+    ("ConvTranspose2d", CONV_T2D[1], (2, 4, 5, 6)),
+], ids=str)
+def test_conv_layers_behave_the_same_in_eval_mode(cls_name, cfg, shape):
+    pair = _conv_t_pair if "Transpose" in cls_name else _conv_pair
+    tm, mm = pair(cls_name, cfg, np.float32)
+    assert_parity(tm, mm, _input(shape, np.float32), training=False)

@@ -153,3 +153,9 @@ def test_functional_linear_dtype_mismatches_raise_torch_messages(x_dtype, w_dtyp
         return fn(x, lib.ones(4, 3, dtype=getattr(lib, w_dtype)), bias)
 
     same_error(lambda: call(torch, torch.nn.functional.linear), lambda: call(mininn, F.linear))
+
+
+def test_linear_behaves_the_same_in_eval_mode():
+    tm = torch.nn.Linear(4, 3)
+    mm = twin(tm, nn.Linear(4, 3))
+    assert_parity(tm, mm, np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32), training=False)

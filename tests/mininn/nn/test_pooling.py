@@ -207,3 +207,12 @@ def test_max_pool_inference_path_propagates_nan_and_matches_torch():
     theirs = TF.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert ours.grad_fn is None
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.MaxPool2d(3, 2, 1, ceil_mode=True), lambda m: m.AvgPool2d(3, 2, 1, ceil_mode=True),
+    lambda m: m.AdaptiveAvgPool2d((3, 5)), lambda m: m.MaxPool1d(3, 2), lambda m: m.AvgPool1d(3, 2),
+])
+def test_pooling_layers_behave_the_same_in_eval_mode(make):
+    shape = (2, 3, 7, 8) if "2d" in type(make(nn)).__name__ else (2, 3, 11)
+    assert_parity(make(torch.nn), make(nn), _x(shape, np.float32), training=False)
