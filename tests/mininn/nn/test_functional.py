@@ -101,3 +101,44 @@ def test_pad_matches_torch_values_and_gradients(shape, pad, mode, value, dtype):
 ])
 def test_pad_errors_match_torch(call):
     same_error(lambda: call(torch, TF), lambda: call(mininn, F))
+
+
+FLOAT32_CALLS = {
+    "linear": lambda x: F.linear(x.flatten(1), mininn.ones(3, 48, requires_grad=True), mininn.ones(3)),
+    "conv2d": lambda x: F.conv2d(x, mininn.ones(2, 3, 3, 3, requires_grad=True), mininn.ones(2), padding=1),
+    "conv2d_depthwise": lambda x: F.conv2d(x, mininn.ones(3, 1, 3, 3, requires_grad=True), groups=3),
+    "conv_transpose2d": lambda x: F.conv_transpose2d(x, mininn.ones(3, 2, 3, 3, requires_grad=True), None, 2),
+    "conv1d": lambda x: F.conv1d(x.flatten(2), mininn.ones(2, 3, 3, requires_grad=True)),
+    "max_pool2d": lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "avg_pool2d": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+    "batch_norm": lambda x: F.batch_norm(x, mininn.zeros(3), mininn.ones(3),
+                                         mininn.ones(3, requires_grad=True), mininn.zeros(3), True, 0.3),
+    "batch_norm_eval": lambda x: F.batch_norm(x, mininn.zeros(3), mininn.ones(3), training=False),
+    "layer_norm": lambda x: F.layer_norm(x, (4, 4), mininn.ones(4, 4, requires_grad=True)),
+    "group_norm": lambda x: F.group_norm(x, 3, mininn.ones(3, requires_grad=True), mininn.zeros(3)),
+    "normalize": lambda x: F.normalize(x, p=3.0),
+    "dropout": lambda x: F.dropout(x, 0.3),
+    "pad": lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect"),
+    "gelu": lambda x: F.gelu(x),
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": lambda x: F.silu(x),
+    "elu": lambda x: F.elu(x, 0.7),
+    "softplus": lambda x: F.softplus(x, 2.0),
+    "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
+    "prelu": lambda x: F.prelu(x, mininn.full((3,), 0.25, requires_grad=True)),
+    "hardtanh": lambda x: F.hardtanh(x, -0.5, 0.5),
+    "logsigmoid": lambda x: F.logsigmoid(x),
+    "softmax": lambda x: F.softmax(x, 1),
+    "log_softmax": lambda x: F.log_softmax(x, -1),
+    "embedding": lambda x: F.embedding(mininn.tensor([[0, 1], [1, 1]]), x.flatten(1)[:, :5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_CALLS))
+def test_float32_inputs_give_float32_outputs_and_gradients(name):
+    x = mininn.randn(2, 3, 4, 4, requires_grad=True)
+    out = FLOAT32_CALLS[name](x)
+    assert out.dtype == mininn.float32
+    out.sum().backward()
+    assert x.grad.dtype == mininn.float32
