@@ -56,6 +56,7 @@ def client(client_factory: Callable[..., TestClient]) -> TestClient:
 @dataclass(frozen=True)
 class SlowConfig:
     seconds: float = 0.5  # how long each forward pass sleeps
+    only_negative: bool = False  # sleep only when the first input value is < 0 (not in warm-up)
 
 
 class Slow(nn.Module):
@@ -63,17 +64,22 @@ class Slow(nn.Module):
 
     def __init__(self, config: SlowConfig) -> None:
         super().__init__()
-        self.seconds = config.seconds
+        self.seconds, self.only_negative = config.seconds, config.only_negative
         self.gain = nn.Parameter(mininn.ones(1))
 
     def forward(self, x: mininn.Tensor) -> mininn.Tensor:
-        time.sleep(self.seconds)
+        if not self.only_negative or float(x.reshape(-1)[0]) < 0:
+            time.sleep(self.seconds)
         return x * self.gain
 
 
 @pytest.fixture
 def slow_repository(tmp_path: Path) -> Iterator[Path]:
-    """A repository with one model, ``slow``, whose forward passes sleep 0.5 s."""
+    """Models whose forward passes sleep (releasing the GIL), like long forwards.
+
+    ``slow`` sleeps 0.5 s in every forward, warm-up included; ``slower`` sleeps 2 s
+    when the first input value is negative, so its warm-up is quick.
+    """
     models.register(
         models.Architecture(
             name="test-slow",
@@ -87,6 +93,8 @@ def slow_repository(tmp_path: Path) -> Iterator[Path]:
     )
     root = tmp_path / "slow_repository"
     write_model(root, "slow", {1: {"gain": np.ones(1, np.float32)}}, {"architecture": "test-slow"})
+    spec = {"architecture": "test-slow", "config": {"seconds": 2.0, "only_negative": True}}
+    write_model(root, "slower", {1: {"gain": np.ones(1, np.float32)}}, spec)
     yield root
     models.unregister("test-slow")
 
