@@ -147,6 +147,8 @@ def test_statistics(triton: Any) -> None:
     assert stats[0]["name"] == "mlp" and stats[0]["version"] == "1"
     assert stats[0]["inference_stats"]["success"]["count"] >= 1
     assert stats[0]["inference_count"] >= 6
+    every = triton.get_inference_statistics()["model_stats"]  # GET /v2/models/stats
+    assert {(s["name"], s["version"]) for s in every} >= {("mlp", "1"), ("mlp", "2")}
 
 
 @pytest.mark.parametrize(
