@@ -1,0 +1,165 @@
+"""Activations: ``POST /v2/models/{m}[/versions/{v}]/activations``.
+
+An inference request (JSON or binary tensors, parsed exactly as for
+``/infer``) plus capture fields; see :mod:`app.activations` for the fields,
+the response and how concurrent requests stay isolated.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from app.activations import activations_capture, encode_capture_response, header_document
+from app.auth import require_read
+from app.dependencies import ServiceDep
+from app.model_manager import ModelVersion
+from app.protocol import decompress, parse_inference_request
+from app.repository import parse_version
+from app.routes._body import read_body
+from app.routes._params import ModelName, ModelVersionText
+from app.routes.infer import _response
+from app.service import Service
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["activations"], dependencies=[Depends(require_read)])
+
+_REQUEST_EXAMPLE = {
+    "inputs": [{"name": "image", "shape": [1, 1, 28, 28], "datatype": "FP32", "data": [0.0] * 784}],
+    "modules": ["conv1", "layer1.*"],
+    "capture": "output",
+    "reduce": "stats",
+    "bins": 10,
+    "interventions": [{"module": "conv1", "op": "zero", "index": [0, 3]}],
+}
+_RESPONSE_EXAMPLE = {
+    "model_name": "digits",
+    "model_version": "1",
+    "outputs": [{"name": "logits", "datatype": "FP32", "shape": [1, 10], "data": [0.1] * 10}],
+    "activations": [
+        {
+            "name": "conv1:output",
+            "shape": [1, 6, 28, 28],
+            "mean": 0.02,
+            "std": 0.3,
+            "min": -1.1,
+            "max": 1.4,
+            "l2_norm": 20.5,
+            "zero_fraction": 0.0,
+            "histogram": [3, 40, 200, 900, 1500, 1400, 500, 120, 40, 1],
+            "bin_edges": [-1.1, -0.85, -0.6, -0.35, -0.1, 0.15, 0.4, 0.65, 0.9, 1.15, 1.4],
+        }
+    ],
+}
+_OPENAPI: dict[str, Any] = {
+    "requestBody": {
+        "description": (
+            "An Open Inference Protocol request (JSON, or JSON followed by binary tensors) with "
+            "the extra keys 'modules' (names or glob patterns over named_modules(); '*' matches "
+            "dots too), 'capture' (output | input | both), 'reduce' (none | stats), 'bins' and "
+            "'interventions' (a list of {module, op: zero | scale | add | set, value, index, "
+            "element}); the keys may also sit in 'parameters'."
+        ),
+        "content": {
+            "application/json": {"example": _REQUEST_EXAMPLE},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        },
+    },
+}
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {"example": _RESPONSE_EXAMPLE}}},
+    400: {"description": "malformed body, header or binary framing"},
+    404: {"description": "unknown model or version"},
+    413: {"description": "body over MININN_MAX_REQUEST_BYTES, or captures over "
+                         "MININN_MAX_ACTIVATION_ELEMENTS"},
+    422: {"description": "a bad field (named), an unknown module (closest names listed), or inputs "
+                         "that do not fit the model"},
+    503: {"description": "model not ready, or its queue is full (Retry-After)"},
+}
+
+
+@router.post(
+    "/v2/models/{model_name}/activations",
+    summary="Inference with activation capture and interventions",
+    response_class=Response,
+    openapi_extra=_OPENAPI,
+    responses=_RESPONSES,
+)
+async def activations(model_name: ModelName, request: Request, service: ServiceDep) -> Response:
+    """Run the model's highest version with forward hooks on the chosen modules."""
+    return await _activations(request, service, service.manager.version(model_name))
+
+
+@router.post(
+    "/v2/models/{model_name}/versions/{model_version}/activations",
+    summary="Inference with activation capture and interventions, given version",
+    response_class=Response,
+    openapi_extra=_OPENAPI,
+    responses=_RESPONSES,
+)
+async def activations_version(
+    model_name: ModelName, model_version: ModelVersionText, request: Request, service: ServiceDep
+) -> Response:
+    """Run one version of the model with forward hooks on the chosen modules."""
+    version = parse_version(model_version)
+    return await _activations(request, service, service.manager.version(model_name, version))
+
+
+async def _activations(request: Request, service: Service, model: ModelVersion) -> Response:
+    started = time.perf_counter_ns()
+    settings = service.settings
+    ok, batch_size, input_ns, output_ns = False, 1, 0, 0
+    try:
+        body = await read_body(request, settings.max_request_bytes)
+        body = decompress(body, request.headers.get("content-encoding"), settings.max_request_bytes)
+        header_length = request.headers.get("inference-header-content-length")
+        parsed = parse_inference_request(
+            body,
+            header_length,
+            model=model.name,
+            inputs=model.inputs,
+            outputs=model.outputs,
+            max_batch_size=model.max_batch_size,
+        )
+        capture = activations_capture(
+            header_document(body, header_length),
+            parsed.parameters,
+            model.module,
+            max_elements=settings.max_activation_elements,
+        )
+        batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
+        input_ns = parsed_at - started
+        timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
+        results = await model.runner.infer(
+            parsed.inputs,
+            parameters=parsed.parameters,
+            deadline=time.monotonic() + timeout_s,
+            batch_size=batch_size,
+            capture=capture,
+        )
+        inferred_at = time.perf_counter_ns()
+        encoded = encode_capture_response(
+            model_name=model.name,
+            model_version=str(model.version),
+            request_id=parsed.id,
+            results=results,
+            model_outputs=[spec.name for spec in model.outputs],
+            requested=parsed.outputs,
+            parameters=parsed.parameters,
+            datatypes={spec.name: spec.datatype for spec in model.outputs},
+        )
+        response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
+        output_ns = time.perf_counter_ns() - inferred_at
+        ok = True
+        return response
+    finally:
+        model.statistics.record_request(
+            ok=ok,
+            total_ns=time.perf_counter_ns() - started,
+            batch_size=batch_size,
+            input_ns=input_ns,
+            output_ns=output_ns,
+        )
