@@ -36,16 +36,19 @@ closest names; captures over ``MININN_MAX_ACTIVATION_ELEMENTS`` elements are a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from app.errors import PayloadTooLargeError, UnprocessableError
-from app.protocol import EncodedResponse, RequestedOutput, encode_inference_response
+from app.protocol import EncodedResponse, InferenceRequest, RequestedOutput, encode_inference_response
 from app.protocol.tensors import host_array
 from mininn.nn import ActivationCapture, ActivationStats, CaptureError, CaptureLimitError, Module
 from mininn.nn.capture import CAPTURE_MODES
+
+if TYPE_CHECKING:
+    from app.model_manager import ModelVersion
 
 __all__ = [
     "ACTIVATION_FIELDS",
@@ -206,39 +209,31 @@ def predict_capturing(
 
 # ---- the response ----------------------------------------------------------------------------
 def encode_capture_response(
-    *,
-    model_name: str,
-    model_version: str,
-    request_id: str | None,
-    results: Mapping[str, Any],
-    model_outputs: Sequence[str],
-    requested: Sequence[RequestedOutput],
-    parameters: Mapping[str, Any],
-    datatypes: Mapping[str, str] | None = None,
+    model: ModelVersion, request: InferenceRequest, results: Mapping[str, Any]
 ) -> EncodedResponse:
-    """The response: requested model outputs, then every capture (tensors or statistics).
+    """The response: the requested model outputs, then every capture (tensors or statistics).
 
     Args:
+        model: the model version that ran (name, version, output specs).
+        request: the parsed request (id, requested outputs, ``binary_data_output``).
         results: what :func:`predict_capturing` returned.
-        model_outputs: the names of the model's own outputs in ``results``.
-        requested: the model outputs the request asked for.
-        parameters: the request's parameters (``binary_data_output``).
     """
-    outputs = {name: results[name] for name in model_outputs if name in results}
-    captures = {name: v for name, v in results.items() if name not in outputs}
-    binary = parameters.get("binary_data_output") is True or any(r.binary for r in requested)
-    arrays = {name: v for name, v in captures.items() if not isinstance(v, ActivationStats)}
-    extra = [RequestedOutput(name, binary) for name in arrays]
+    datatypes = {spec.name: spec.datatype for spec in model.outputs}
+    captures = {name: value for name, value in results.items() if name not in datatypes}
+    arrays = {name: value for name, value in captures.items() if not isinstance(value, ActivationStats)}
+    binary = request.parameters.get("binary_data_output") is True or any(r.binary for r in request.outputs)
     encoded = encode_inference_response(
-        model_name=model_name,
-        model_version=model_version,
-        request_id=request_id,
-        outputs={**outputs, **arrays},
-        requested=[*requested, *extra],
+        model_name=model.name,
+        model_version=str(model.version),
+        request_id=request.id,
+        outputs=results,
+        requested=[*request.outputs, *(RequestedOutput(name, binary) for name in arrays)],
         datatypes=datatypes,
     )
     stats = [
-        {"name": name, **v.to_dict()} for name, v in captures.items() if isinstance(v, ActivationStats)
+        {"name": name, **value.to_dict()}
+        for name, value in captures.items()
+        if isinstance(value, ActivationStats)
     ]
     return _with_activations(encoded, stats) if stats else encoded
 

@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 import mininn
+from app.activations import predict_capturing
 from app.errors import ServiceUnavailableError, UnprocessableError
 from app.metrics import Metrics
 from app.statistics import InferenceStatistics
+from mininn.nn import ActivationCapture
 from models.errors import InputError
 
 __all__ = ["ModelRunner"]
@@ -76,7 +78,8 @@ class ModelRunner:
         parameters: Mapping[str, Any] | None = None,
         deadline: float | None = None,
         batch_size: int = 1,
-    ) -> dict[str, np.ndarray]:
+        capture: ActivationCapture | None = None,
+    ) -> dict[str, Any]:
         """The model's outputs for one request's ``inputs``.
 
         Args:
@@ -85,6 +88,9 @@ class ModelRunner:
                 activation capture read them).
             deadline: ``time.monotonic()`` after which the request must not start.
             batch_size: the request's batch size, for statistics.
+            capture: an activation capture to enter around this request's own
+                forward (never batched with others); its captures follow the
+                outputs in the result (:func:`app.activations.predict_capturing`).
 
         Raises:
             ServiceUnavailableError: the queue is full or the deadline passed (503, Retry-After).
@@ -101,14 +107,19 @@ class ModelRunner:
             context = contextvars.copy_context()
             submitted = time.perf_counter_ns()
             return await loop.run_in_executor(
-                self._executor, context.run, self._run, inputs, submitted, deadline, batch_size
+                self._executor, context.run, self._run, inputs, submitted, deadline, batch_size, capture
             )
         finally:
             self._pending -= 1
 
     def _run(
-        self, inputs: Mapping[str, np.ndarray], submitted: int, deadline: float | None, batch_size: int
-    ) -> dict[str, np.ndarray]:
+        self,
+        inputs: Mapping[str, np.ndarray],
+        submitted: int,
+        deadline: float | None,
+        batch_size: int,
+        capture: ActivationCapture | None = None,
+    ) -> dict[str, Any]:
         started = time.perf_counter_ns()
         if deadline is not None and time.monotonic() > deadline:
             waited = (started - submitted) / 1e6
@@ -116,7 +127,10 @@ class ModelRunner:
                 f"request for model '{self.name}' waited {waited:.0f} ms for an inference thread, "
                 "past its timeout; retry later or raise the timeout"
             )
-        outputs = self.predict(inputs)
+        if capture is None:
+            outputs = self.predict(inputs)
+        else:
+            outputs = predict_capturing(self.predict, inputs, capture, model=self.name)
         finished = time.perf_counter_ns()
         self._statistics.record_execution(batch_size, started - submitted, finished - started)
         if self._latency is not None:

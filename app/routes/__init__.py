@@ -1,7 +1,15 @@
 """HTTP routes, one module per area; each exposes ``router``."""
 
-from app.routes import health, infer, inspect, metrics, models, repository
+from app.routes import activations, health, infer, inspect, metrics, models, repository
 
-ROUTERS = [health.router, models.router, infer.router, repository.router, inspect.router, metrics.router]
+ROUTERS = [
+    health.router,
+    models.router,
+    infer.router,
+    activations.router,
+    repository.router,
+    inspect.router,
+    metrics.router,
+]
 
 __all__ = ["ROUTERS"]

@@ -141,16 +141,7 @@ async def _activations(request: Request, service: Service, model: ModelVersion) 
             capture=capture,
         )
         inferred_at = time.perf_counter_ns()
-        encoded = encode_capture_response(
-            model_name=model.name,
-            model_version=str(model.version),
-            request_id=parsed.id,
-            results=results,
-            model_outputs=[spec.name for spec in model.outputs],
-            requested=parsed.outputs,
-            parameters=parsed.parameters,
-            datatypes={spec.name: spec.datatype for spec in model.outputs},
-        )
+        encoded = encode_capture_response(model, parsed, results)
         response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
         output_ns = time.perf_counter_ns() - inferred_at
         ok = True

@@ -15,6 +15,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from app.activations import encode_capture_response, infer_capture
 from app.auth import require_read
 from app.dependencies import ServiceDep
 from app.log import request_id_var
@@ -113,6 +114,9 @@ async def _infer(request: Request, service: Service, model: ModelVersion) -> Res
             outputs=model.outputs,
             max_batch_size=model.max_batch_size,
         )
+        capture = infer_capture(
+            parsed.parameters, model.module, max_elements=settings.max_activation_elements
+        )
         batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
         input_ns = parsed_at - started
         timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
@@ -121,16 +125,20 @@ async def _infer(request: Request, service: Service, model: ModelVersion) -> Res
             parameters=parsed.parameters,
             deadline=time.monotonic() + timeout_s,
             batch_size=batch_size,
+            capture=capture,
         )
         inferred_at = time.perf_counter_ns()
-        encoded = encode_inference_response(
-            model_name=model.name,
-            model_version=str(model.version),
-            request_id=parsed.id,
-            outputs=outputs,
-            requested=parsed.outputs,
-            datatypes={spec.name: spec.datatype for spec in model.outputs},
-        )
+        if capture is None:
+            encoded = encode_inference_response(
+                model_name=model.name,
+                model_version=str(model.version),
+                request_id=parsed.id,
+                outputs=outputs,
+                requested=parsed.outputs,
+                datatypes={spec.name: spec.datatype for spec in model.outputs},
+            )
+        else:
+            encoded = encode_capture_response(model, parsed, outputs)
         response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
         output_ns = time.perf_counter_ns() - inferred_at
         ok = True
