@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from app.errors import install_error_handlers
 from app.middleware import RequestContextMiddleware
-from app.routes import ROUTERS
+from app.routes import ROUTERS, ui
 from app.service import Service
 from app.settings import Settings, load_settings
 from app.version import SERVER_NAME, __version__
@@ -74,4 +74,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(ui.router)  # the model explorer page at /ui/ (and / redirects there)
     return app

@@ -1,0 +1,126 @@
+// Upload a state dict as a new version: PUT /v2/models/{m}/state_dict with the API key typed here.
+// The key lives only in this form's input (page memory): never in storage, cookies or the URL.
+
+import { uploadStateDict } from "./api.js";
+import { errorBox, h, replace, uniqueId } from "./dom.js";
+
+const KEY_LISTS = [
+  ["missing_keys", "Missing keys", /Missing key\(s\) in state_dict: (.*?)\.\s*(?:$|\n|Unexpected|size mismatch)/s],
+  ["unexpected_keys", "Unexpected keys", /Unexpected key\(s\) in state_dict: (.*?)\.\s*(?:$|\n|Missing|size mismatch)/s],
+];
+
+/**
+ * The missing, unexpected and size-mismatched keys of a failed upload, from the error body's
+ * fields when it has them, else from torch's message format in its text.
+ * @returns {{missing: string[], unexpected: string[], mismatched: string[]}}
+ */
+export function keyProblems(body, message) {
+  const text = message || "";
+  const field = (names) => {
+    for (const name of names) {
+      const v = body && body[name];
+      if (Array.isArray(v)) return v.map((x) => (typeof x === "string" ? x : x.key || x.name || JSON.stringify(x)));
+      if (v && typeof v === "object") return Object.keys(v);
+    }
+    return null;
+  };
+  const quoted = (s) => Array.from(s.matchAll(/"([^"]+)"/g), (m) => m[1]);
+  const fromText = (re) => {
+    const m = text.match(re);
+    return m ? quoted(m[1]) : [];
+  };
+  const missing = field(["missing_keys", "missing"]) || fromText(KEY_LISTS[0][2]);
+  const unexpected = field(["unexpected_keys", "unexpected"]) || fromText(KEY_LISTS[1][2]);
+  const mismatched =
+    field(["size_mismatch", "size_mismatches", "mismatched_keys", "shape_mismatches"]) ||
+    Array.from(text.matchAll(/size mismatch for ([^:\s]+):/g), (m) => m[1]);
+  return { missing, unexpected, mismatched };
+}
+
+function keyList(title, keys, testid) {
+  if (!keys.length) return null;
+  return h(
+    "div.key-list",
+    { dataset: { testid } },
+    h("h4", null, `${title} (${keys.length})`),
+    h("ul", null, keys.map((k) => h("li", null, h("code", null, k)))),
+  );
+}
+
+/**
+ * The upload form.
+ * @param {{name: string}} model
+ * @param {(version: string|null) => void} onUploaded - called after a successful upload.
+ */
+export function uploadForm(model, onUploaded) {
+  const keyId = uniqueId("key");
+  const fileId = uniqueId("file");
+  const strictId = uniqueId("strict");
+  const key = h("input", { id: keyId, type: "password", autocomplete: "off", spellcheck: "false", dataset: { testid: "upload-key" } });
+  const file = h("input", { id: fileId, type: "file", accept: ".safetensors,.npz,.pt,.pth,.bin", required: true, dataset: { testid: "upload-file" } });
+  const strict = h("input", { id: strictId, type: "checkbox", checked: true, dataset: { testid: "upload-strict" } });
+  const submit = h("button.primary", { type: "submit" }, "Upload");
+  const result = h("div.result", { "aria-live": "polite", dataset: { testid: "upload-result" } });
+
+  async function send(event) {
+    event.preventDefault();
+    const chosen = file.files && file.files[0];
+    if (!chosen) {
+      replace(result, errorBox(new Error("choose a checkpoint file first")));
+      return;
+    }
+    submit.disabled = true;
+    result.dataset.status = "pending";
+    replace(result, h("p.note", null, `Uploading ${chosen.name} (${chosen.size.toLocaleString("en-US")} bytes)…`));
+    try {
+      const response = await uploadStateDict(model.name, chosen, { key: key.value, strict: strict.checked });
+      const version = response && (response.model_version ?? response.version ?? null);
+      const extra = [];
+      const problems = keyProblems(response, "");
+      replace(
+        result,
+        h(
+          "div.success-box",
+          { role: "status", dataset: { version: version === null ? "" : String(version) } },
+          h("strong", null, version === null ? "Uploaded." : `Uploaded as version ${version}.`),
+          " It serves from now on.",
+          keyList("Missing keys (kept their initial values)", problems.missing, "upload-missing"),
+          keyList("Unexpected keys (ignored)", problems.unexpected, "upload-unexpected"),
+          extra,
+        ),
+      );
+      result.dataset.status = "done";
+      onUploaded(version === null ? null : String(version));
+    } catch (error) {
+      const problems = keyProblems(error.body, error.message);
+      replace(
+        result,
+        errorBox(error, "Upload refused"),
+        keyList("Missing keys", problems.missing, "upload-missing"),
+        keyList("Unexpected keys", problems.unexpected, "upload-unexpected"),
+        keyList("Size mismatches", problems.mismatched, "upload-mismatched"),
+        h("p.note", null, "Nothing changed: the model serves the same version as before."),
+      );
+      result.dataset.status = "error";
+    } finally {
+      submit.disabled = false;
+    }
+  }
+
+  return h(
+    "div.upload",
+    null,
+    h(
+      "form.upload-form",
+      { onsubmit: send, dataset: { testid: "upload-form" } },
+      h("label", { for: keyId }, "API key"),
+      key,
+      h("p.hint", null, "Sent only in this upload’s Authorization header; kept in this page’s memory, never stored."),
+      h("label", { for: fileId }, "State dict (.safetensors, .npz, .pt/.pth)"),
+      file,
+      h("div.check-row", null, strict, h("label", { for: strictId }, "Strict: every key must match the model")),
+      h("div.controls", null, submit),
+    ),
+    result,
+  );
+}
