@@ -404,3 +404,18 @@ def test_mixed_mask_types_warn_like_torch(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m_mod(_m(q), _m(q), _m(q), key_padding_mask=_m(kpm), attn_mask=_m(attn > 0))
+
+
+def test_mha_dropout_applies_to_returned_weights_only_in_training(rng):
+    m_mod = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True)
+    x = _m(rng.standard_normal((2, 16, 8)).astype(np.float32))
+    mininn.manual_seed(3)
+    _, dropped = m_mod(x, x, x, average_attn_weights=False)
+    kept = dropped.detach().numpy()
+    assert (kept == 0).mean() == pytest.approx(0.5, abs=0.1)
+    m_mod.eval()
+    _, clean = m_mod(x, x, x, average_attn_weights=False)
+    clean = clean.detach().numpy()
+    nonzero = kept != 0
+    np.testing.assert_allclose(kept[nonzero], clean[nonzero] * 2, rtol=1e-5)
+    np.testing.assert_allclose(clean.sum(axis=-1), 1.0, rtol=1e-5)
