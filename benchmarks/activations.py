@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/activations.py [--requests 300] [--forwards 20] [--image-size 224]
+    python benchmarks/activations.py [--requests 300] [--forwards 10] [--image-size 112]
 
 Two measurements, each interleaving its cases round by round (the machine may
 be shared) and keeping the median of each case:
@@ -12,15 +12,16 @@ be shared) and keeping the median of each case:
    (``fastapi.testclient``), in three cases: ``without_machinery`` (the infer
    route's capture check replaced by a stub, the runner never given a
    capture), ``with_machinery`` (the app as shipped), and
-   ``after_captures`` (as shipped, after capture requests ran on the same
-   model: their hooks are gone, so the fast path is back). Target: the
+   ``after_a_capture`` (as shipped, right after a capture request of every
+   module ran on the same model: its hooks are gone, so the fast path is
+   back). Target: the
    overhead of ``with_machinery`` over ``without_machinery`` is within noise,
    under 3%. ``noise`` is the spread between two identical halves of the
    ``without`` runs.
 2. ``resnet18_capture``: one forward of a ResNet-18 (batch 1, ``--image-size``)
    in the library, plain, and with an :class:`~mininn.nn.ActivationCapture`
-   of every module (``"*"``, 61 modules, 69 records with the ReLUs' second
-   calls): outputs, inputs and outputs, and ``reduce="stats"``; plus the same
+   of every module (``"*"``: 67 modules, 75 records counting the second call
+   of each block's ReLU): outputs, inputs and outputs, and ``reduce="stats"``; plus the same
    over HTTP, ``/activations`` with ``modules: ["*"]`` vs ``/infer``.
    Reported as ratios to plain inference.
 
@@ -53,12 +54,13 @@ def _time(fn: Callable[[], Any]) -> float:
 
 
 def _rounds(cases: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
-    """Median seconds per case; cases interleaved within each round."""
+    """Median seconds per case; cases interleaved within each round, in rotating order."""
     for fn in cases.values():
         fn()  # warm-up
     times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, fn in cases.items():
+    order = list(cases.items())
+    for i in range(rounds):
+        for name, fn in order[i % len(order):] + order[: i % len(order)]:  # rotated each round
             times[name].append(_time(fn))
     return {name: statistics.median(values) for name, values in times.items()}
 
@@ -148,7 +150,11 @@ def _body(name: str, x: np.ndarray, **extra: Any) -> tuple[bytes, dict[str, str]
         "parameters": {"binary_data_output": True},
         **extra,
     }).encode()
-    return header + x.tobytes(), {"Inference-Header-Content-Length": str(len(header))}
+    # identity: time the capture, not gzip of a many-megabyte response (httpx asks for gzip)
+    return header + x.tobytes(), {
+        "Inference-Header-Content-Length": str(len(header)),
+        "Accept-Encoding": "identity",
+    }
 
 
 def _post(client: Any, path: str, body: bytes, headers: dict[str, str]) -> None:
@@ -177,16 +183,16 @@ def plain_requests(client: Any, requests: int) -> dict[str, Any]:
     def with_machinery() -> None:
         _post(client, "/v2/models/mlp/infer", body, headers)
 
-    for _ in range(20):
-        without(), with_machinery()
-    times: dict[str, list[float]] = {"without_machinery": [], "with_machinery": []}
-    for _ in range(requests):
-        times["without_machinery"].append(_time(without))
-        times["with_machinery"].append(_time(with_machinery))
     capture = _body("input", x, modules=["*"], capture="both")
     for _ in range(20):
+        without(), with_machinery()
+    times: dict[str, list[float]] = {"without_machinery": [], "with_machinery": [], "after_a_capture": []}
+    for i in range(requests):  # interleaved, order alternating; plus one (untimed) capture request
+        first, second = ("without_machinery", without), ("with_machinery", with_machinery)
+        for name, fn in (first, second) if i % 2 else (second, first):
+            times[name].append(_time(fn))
         _post(client, "/v2/models/mlp/activations", *capture)
-    times["after_captures"] = [_time(with_machinery) for _ in range(requests)]
+        times["after_a_capture"].append(_time(with_machinery))
     half = requests // 2
     first = statistics.median(times["without_machinery"][:half])
     second = statistics.median(times["without_machinery"][half:])
@@ -224,8 +230,8 @@ def resnet18_http(client: Any, image_size: int, requests: int) -> dict[str, Any]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300, help="plain requests per case")
-    parser.add_argument("--forwards", type=int, default=20, help="ResNet-18 forwards per case")
-    parser.add_argument("--image-size", type=int, default=224, help="ResNet-18 input side")
+    parser.add_argument("--forwards", type=int, default=10, help="ResNet-18 forwards per case")
+    parser.add_argument("--image-size", type=int, default=112, help="ResNet-18 input side")
     args = parser.parse_args()
 
     import mininn

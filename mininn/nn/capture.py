@@ -32,10 +32,9 @@ Names of the captures: ``<module>:output`` and ``<module>:input``.
   residual block) is recorded at every call; the second call's captures end
   in ``@1``, the third's in ``@2``, and so on.
 
-Results come in the order ``named_modules()`` visits the modules; for each
-module, inputs before outputs, then calls in order. Every record is a detached
-copy, so later (in-place) work cannot change it. With ``reduce="stats"`` each
-record is reduced at once to :class:`ActivationStats` and the tensor is not kept.
+Results follow ``named_modules()`` order; per module, inputs before outputs,
+then calls in order. Records are detached copies that later in-place work
+cannot change; ``reduce="stats"`` keeps only their :class:`ActivationStats`.
 
 Interventions (:class:`Intervention`) replace a module's output through a
 forward hook. They run before the capture hooks on the same module, so a
@@ -56,16 +55,14 @@ captured output is the edited one, the tensor the rest of the model saw.
 through it. For a module whose output is a tuple or list the edit applies to
 element ``element`` (default 0); a dict output needs ``element`` as the key.
 
-Isolation. The hooks sit on the modules for the life of the ``with`` block and
-are removed on exit, also when ``forward`` raises. They act only when their
-capture is active in the current :mod:`contextvars` context, which entering the
-block sets in the calling thread and nowhere else: another thread that runs the
-same model meanwhile goes through the hooks, which do nothing for it, and gets
-exactly the result it would get alone. So one forward per capture must run in
-the thread (and context) that entered the block; a caller that batches requests
-must never batch a capture request's forward with others. With no capture
-active the hook dictionaries are empty and ``Module.__call__`` keeps its fast
-path.
+Isolation. The hooks live for the ``with`` block and are removed on exit, also
+when ``forward`` raises. They act only where their capture is active in the
+current :mod:`contextvars` context, which entering the block sets in the calling
+thread alone: another thread running the same model meanwhile passes through
+hooks that do nothing for it. So the capture's forward must run in the thread
+that entered the block, and a caller that batches requests must never batch a
+capture request's forward with others. With no capture active the hook
+dictionaries are empty and ``Module.__call__`` keeps its fast path.
 """
 
 from __future__ import annotations
@@ -250,40 +247,53 @@ def activation_stats(tensor: Tensor, bins: int = 10) -> ActivationStats:
     """The :class:`ActivationStats` of ``tensor`` with a ``bins``-bin histogram."""
     xp = array_module(tensor.device)
     data = tensor._data
-    x = data.astype(xp.float64).ravel()
     shape = tuple(int(d) for d in data.shape)
-    if x.size == 0:
+    if data.size == 0:
         nan = float("nan")
         edges = tuple(float(e) for e in np.linspace(-1.0, 1.0, bins + 1))
         return ActivationStats(shape, nan, nan, nan, nan, 0.0, nan, (0,) * bins, edges)
     with np.errstate(invalid="ignore", over="ignore"):  # inf and NaN give NaN statistics
-        return _finite_stats(xp, x, shape, bins)
+        return _stats(xp, data, shape, bins)
 
 
-def _finite_stats(xp: Any, x: Any, shape: tuple[int, ...], bins: int) -> ActivationStats:
-    counts, edges = _histogram(xp, x, bins)
+def _stats(xp: Any, data: Any, shape: tuple[int, ...], bins: int) -> ActivationStats:
+    # One float64 copy and one scratch buffer: the statistics of every layer of a
+    # network are computed on the inference thread, so passes over the data count.
+    x = data.astype(xp.float64).ravel()
+    low, high = float(data.min()), float(data.max())
+    mean = float(x.sum()) / x.size
+    scratch = xp.subtract(x, mean)
+    variance = float(xp.dot(scratch, scratch)) / x.size
+    counts, edges = _histogram(xp, x, scratch, bins, low, high)
     return ActivationStats(
         shape=shape,
-        mean=float(x.mean()),
-        std=float(x.std()),
-        min=float(x.min()),
-        max=float(x.max()),
-        l2_norm=float(xp.sqrt(xp.dot(x, x))),
-        zero_fraction=float(xp.count_nonzero(x == 0)) / x.size,
+        mean=mean,
+        std=math.sqrt(variance),
+        min=low,
+        max=high,
+        l2_norm=math.sqrt(float(xp.dot(x, x))),
+        zero_fraction=float(xp.count_nonzero(data == 0)) / x.size,
         histogram=tuple(int(c) for c in counts.tolist()),
         bin_edges=tuple(float(e) for e in edges.tolist()),
     )
 
 
-def _histogram(xp: Any, x: Any, bins: int) -> tuple[Any, Any]:
-    finite = x[xp.isfinite(x)]
-    lo = float(finite.min()) if finite.size else 0.0
-    hi = float(finite.max()) if finite.size else 0.0
-    if lo == hi:
-        lo, hi = lo - 1.0, hi + 1.0
-    position = ((finite - lo) * bins / (hi - lo)).astype(xp.int64)
-    counts = xp.bincount(xp.minimum(position, bins - 1), minlength=bins)
-    edges = lo + (hi - lo) * xp.arange(bins + 1, dtype=xp.float64) / bins
+def _histogram(xp: Any, x: Any, scratch: Any, bins: int, low: float, high: float) -> tuple[Any, Any]:
+    """torch.histc's counts over the finite elements of ``x`` (``low``/``high``: its min and max)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        x = x[xp.isfinite(x)]
+        scratch = xp.empty_like(x)
+        low = float(x.min()) if x.size else 0.0
+        high = float(x.max()) if x.size else 0.0
+    if low == high:
+        low, high = low - 1.0, high + 1.0
+    position = xp.subtract(x, low, out=scratch)  # torch's order: (x - low) * bins / (high - low)
+    position *= bins
+    position /= high - low
+    index = position.astype(xp.intp)
+    xp.minimum(index, bins - 1, out=index)
+    counts = xp.bincount(index, minlength=bins)
+    edges = low + (high - low) * xp.arange(bins + 1, dtype=xp.float64) / bins
     return counts, edges
 
 
