@@ -6,7 +6,9 @@ variable on stderr, no traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 __all__ = ["main"]
 
@@ -43,8 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     if settings.workers > 1:
         uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **common)
     else:
+        # uvicorn re-raises SIGTERM once its graceful shutdown is done; make that exit code 0.
+        signal.signal(signal.SIGTERM, _exit_cleanly)
         uvicorn.run(create_app(settings), **common)
     return 0
+
+
+def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 def _usage() -> str:
