@@ -16,11 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from mininn import _dtype
 from mininn._functions._util import unbroadcast
+from mininn._functions.softmax import log_softmax as _core_log_softmax
+from mininn._functions.softmax import softmax as _core_softmax
+from mininn._functions.unary import sigmoid as _core_sigmoid
+from mininn._functions.unary import tanh as _core_tanh
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._special import normal_cdf
-from mininn.nn.functional._utils import run_inplace, wrap_dim
+from mininn.nn.functional._utils import run_inplace
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -245,40 +248,14 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _finish(input, _Silu, inplace)
 
 
-class _Sigmoid(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
-        s = _stable_sigmoid(x)
-        ctx.save_for_backward(s)
-        return s
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (s,) = ctx.saved_tensors
-        return g * s * (s.dtype.type(1) - s)
-
-
 def sigmoid(input: Tensor) -> Tensor:
-    """``1 / (1 + exp(-x))``, computed without overflow."""
-    return _Sigmoid.apply(input)
-
-
-class _Tanh(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
-        y = np.tanh(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (y,) = ctx.saved_tensors
-        return g * (y.dtype.type(1) - y * y)
+    """``1 / (1 + exp(-x))``, computed without overflow (the Tensor op)."""
+    return _core_sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    """The hyperbolic tangent."""
-    return _Tanh.apply(input)
+    """The hyperbolic tangent (the Tensor op)."""
+    return _core_tanh(input)
 
 
 class _Softplus(Function):
@@ -323,37 +300,6 @@ def logsigmoid(input: Tensor) -> Tensor:
 # ---- softmax ---------------------------------------------------------------------------------
 
 
-class _Softmax(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any, dim: int) -> Any:
-        e = np.exp(x - x.max(axis=dim, keepdims=True))
-        e /= e.sum(axis=dim, keepdims=True)
-        ctx.save_for_backward(e)
-        ctx.dim = dim
-        return e
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (y,) = ctx.saved_tensors
-        gy = g * y
-        return gy - y * gy.sum(axis=ctx.dim, keepdims=True), None
-
-
-class _LogSoftmax(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any, dim: int) -> Any:
-        shifted = x - x.max(axis=dim, keepdims=True)
-        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        ctx.save_for_backward(out)
-        ctx.dim = dim
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g - np.exp(out) * g.sum(axis=ctx.dim, keepdims=True), None
-
-
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
@@ -363,25 +309,16 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _along_dim(fn: type[Function], input: Tensor, dim: int, dtype: Any) -> Tensor:
-    if dtype is not None:
-        input = input.to(_dtype.as_dtype(dtype))
-    axis = wrap_dim(dim, input.ndim)
-    if input.ndim == 0:
-        return fn.apply(input.reshape(1), 0).reshape(())
-    return fn.apply(input, axis)
-
-
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim, _stacklevel)
-    return _along_dim(_Softmax, input, dim, dtype)
+    return _core_softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``x - log(sum(exp(x)))`` along ``dim``, computed stably."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
-    return _along_dim(_LogSoftmax, input, dim, dtype)
+    return _core_log_softmax(input, dim, dtype)
 
