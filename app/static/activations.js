@@ -60,7 +60,7 @@ function statsLine(s) {
 function sizedHeatmap(values, rows, cols, offset, label) {
   const scale = colorScale(Array.prototype.slice.call(values, offset, offset + rows * cols));
   const canvas = heatmapCanvas(values, rows, cols, scale, offset, label);
-  const cellW = Math.max(1, Math.min(16, Math.floor(640 / cols)));
+  const cellW = Math.max(1, Math.min(16, 640 / cols));
   const cellH = Math.max(6, Math.min(16, cellW));
   canvas.style.width = `${cols * cellW}px`;
   canvas.style.height = `${Math.min(480, rows * cellH)}px`;
@@ -86,13 +86,17 @@ export function captureView(capture, item = 0) {
       parts.push(featureMapGrid(data, rest[0], rest[1], rest[2], offset, { name: capture.name }));
     } else if (rest.length === 2) {
       kind = "heatmap";
-      parts.push(sizedHeatmap(data, rest[0], rest[1], offset, `${capture.name} as a ${rest[0]}×${rest[1]} heatmap`));
+      parts.push(h("p.note", null, `Rows: dimension 1 (${rest[0]}); columns: dimension 2 (${rest[1]}).`));
+      for (let b = 0; b < Math.min(batch, 4); b += 1) {
+        if (batch > 1) parts.push(h("h5.item-title", null, `Batch item ${b}`));
+        parts.push(sizedHeatmap(data, rest[0], rest[1], b * per, `${capture.name} item ${b} as a ${rest[0]}×${rest[1]} heatmap`));
+      }
     } else if (rest.length === 1 && per > 1) {
       kind = "strip";
       parts.push(sizedHeatmap(data, 1, per, offset, `${capture.name}: ${per} values`));
     }
     parts.push(histogramCanvas(histogram(itemValues, 40), { width: 260, height: 64, label: `${capture.name} values` }));
-    if (batch > 1) parts.push(h("p.note", null, `Batch item ${item} of ${batch}.`));
+    if (batch > 1 && kind !== "heatmap") parts.push(h("p.note", null, `Batch item ${item} of ${batch}; statistics and histogram of that item.`));
   } else if (capture.stats) {
     const s = capture.stats;
     parts.push(statsLine(s));

@@ -12,6 +12,7 @@ async function route() {
     else await modelsPage(main);
   } catch (error) {
     replace(main, errorBox(error, "The page failed"));
+    main.dataset.loaded = "true";
   }
 }
 

@@ -103,6 +103,7 @@ export async function modelPage(main, name) {
     info = await loadFacts(name);
   } catch (error) {
     replace(factsSlot, errorBox(error, `Could not load model ${name}`));
+    main.dataset.loaded = "true";
     return;
   }
   const ready = info.meta.state === "READY";

@@ -102,6 +102,7 @@ export async function modelsPage(main) {
     } catch (error) {
       status.textContent = "";
       replace(body, errorBox(error, "Could not list the models"));
+      main.dataset.loaded = "true";
     }
   }
   await load();

@@ -339,7 +339,13 @@ function tensorPanel(model) {
     const initial = n > EDIT_LIMIT ? JSON.stringify("random") : JSON.stringify(fill("random", n, spec.datatype));
     const values = h("textarea.code", { id: valuesId, rows: "5", spellcheck: "false", dataset: { testid: `values-${spec.name}` } }, initial);
     const setFill = (kind) => {
-      const count = numel(parseShape(shapeInput.value, spec.name));
+      let count;
+      try {
+        count = numel(parseShape(shapeInput.value, spec.name));
+      } catch (error) {
+        replace(result, errorBox(error));
+        return;
+      }
       values.value = count > EDIT_LIMIT ? JSON.stringify(kind) : JSON.stringify(fill(kind, count, spec.datatype));
       changed.fire();
     };
@@ -402,6 +408,7 @@ function tensorPanel(model) {
     ),
     h("div.result-column", null, h("h3", null, "Outputs"), result),
   );
+  submit();
   return {
     kind: "tensor",
     element,
