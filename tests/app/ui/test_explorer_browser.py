@@ -323,26 +323,39 @@ def test_an_unknown_model_shows_the_servers_404(open_page) -> None:
 
 
 # ---- screenshots and layout -------------------------------------------------------------------
-VIEWS = [
-    ("models", "/ui/", "[data-testid=models-table]"),
-    ("digits-try", "/ui/models/digits#try", f"{RESULT}[data-status=done]"),
-    ("digits-activations", "/ui/models/digits#activations", f"{EXPLORER}[data-status=done]"),
-    ("digits-modules", "/ui/models/digits#modules", "#panel-modules[data-loaded=true]"),
-    ("digits-parameters", "/ui/models/digits#parameters", "#panel-parameters[data-loaded=true]"),
-    ("digits-upload", "/ui/models/digits#upload", "#panel-upload[data-loaded=true]"),
-    ("mlp-try", "/ui/models/mlp#try", "#panel-try[data-loaded=true]"),
+def _ablate_a_channel(page: Any) -> None:
+    """Zero channel 2 of conv1 in the activation explorer (it turns the example 3 into a 1)."""
+    page.fill("[data-testid=intervention-index]", "2")
+    page.check("[data-testid=intervention-toggle]")
+    page.wait_for_selector(f"{EXPLORER}[data-status=done][data-intervened=true]")
+
+
+VIEWS: list[tuple[str, str, str, Any]] = [
+    ("models", "/ui/", "[data-testid=models-table]", None),
+    ("digits-try", "/ui/models/digits#try", f"{RESULT}[data-status=done]", None),
+    ("digits-activations", "/ui/models/digits#activations", f"{EXPLORER}[data-status=done]", None),
+    ("digits-ablation", "/ui/models/digits#activations", f"{EXPLORER}[data-status=done]", _ablate_a_channel),
+    ("digits-modules", "/ui/models/digits#modules", "#panel-modules[data-loaded=true]", None),
+    ("digits-parameters", "/ui/models/digits#parameters", "#panel-parameters[data-loaded=true]", None),
+    ("digits-upload", "/ui/models/digits#upload", "#panel-upload[data-loaded=true]", None),
+    ("mlp-try", "/ui/models/mlp#try", "[data-testid=tensor-result][data-status=done]", None),
 ]
 if minilm_package_dir() is not None:
-    VIEWS.append(("minilm-try", "/ui/models/minilm#try", "[data-testid=text-result][data-status=done]"))
+    VIEWS += [
+        ("minilm-try", "/ui/models/minilm#try", "[data-testid=text-result][data-status=done]", None),
+        ("minilm-activations", "/ui/models/minilm#activations", f"{EXPLORER}[data-status=done]", None),
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1280x800", "390x844"])
 def test_every_view_fits_the_screen_and_is_screenshotted(open_page, screenshot_dir: Path, viewport) -> None:
     suffix = "wide" if viewport is WIDE else "narrow"
-    for name, path, ready in VIEWS:
+    for name, path, ready, action in VIEWS:
         page = open_page(path, viewport)
         page.wait_for_selector(ready)
+        if action is not None:
+            action(page)
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{name} is {overflow}px wider than the {viewport['width']}px screen"
         target = screenshot_dir / f"{name}-{suffix}.png"
