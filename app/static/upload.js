@@ -75,7 +75,6 @@ export function uploadForm(model, onUploaded) {
     try {
       const response = await uploadStateDict(model.name, chosen, { key: key.value, strict: strict.checked });
       const version = response && (response.model_version ?? response.version ?? null);
-      const extra = [];
       const problems = keyProblems(response, "");
       replace(
         result,
@@ -86,7 +85,6 @@ export function uploadForm(model, onUploaded) {
           " It serves from now on.",
           keyList("Missing keys (kept their initial values)", problems.missing, "upload-missing"),
           keyList("Unexpected keys (ignored)", problems.unexpected, "upload-unexpected"),
-          extra,
         ),
       );
       result.dataset.status = "done";

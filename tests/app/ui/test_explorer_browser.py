@@ -248,6 +248,28 @@ def test_an_ablation_changes_the_displayed_output_as_the_server_computes_it(
     assert "[3]" in page.text_content("[data-testid=output-intervened] h3")
 
 
+def test_statistics_only_captures_show_the_servers_statistics(open_page, explorer_server) -> None:
+    page = open_page("/ui/models/digits#activations")
+    page.wait_for_selector(f"{EXPLORER}[data-status=done]")
+    page.select_option("[data-testid=reduce]", "stats")
+    page.uncheck("[data-testid=module-list] input[value=conv2]")
+    page.fill("[data-testid=module-pattern]", "fc*")
+    with page.expect_request(lambda r: r.url.endswith("/v2/models/digits/activations")) as sent:
+        page.get_by_role("button", name="Capture activations").click()
+    page.wait_for_selector("article[data-capture='fc3:output'][data-kind=histogram]")
+    body = json.loads(sent.value.post_data)
+    assert body["modules"] == ["conv1", "fc*"] and body["reduce"] == "stats"
+    stats = infer_json(explorer_server, "digits", body, route="activations")["activations"]
+    cards = page.locator("article[data-capture]")
+    assert cards.evaluate_all("cards => cards.map(c => c.dataset.capture)") == [s["name"] for s in stats]
+    for entry in stats:
+        card = f"article[data-capture='{entry['name']}']"
+        assert page.get_attribute(card, "data-kind") == "histogram"
+        label = page.get_attribute(f"{card} canvas.histogram", "aria-label")
+        assert f": {sum(entry['histogram'])} values from" in label
+        assert f"zeros {entry['zero_fraction'] * 100:.1f}%" in page.text_content(f"{card} .tensor-stats")
+
+
 def test_a_bad_capture_request_shows_the_servers_error(open_page) -> None:
     page = open_page("/ui/models/digits#activations")
     page.wait_for_selector(f"{EXPLORER}[data-status=done]")
