@@ -15,6 +15,8 @@ as ``{"error": "<message>"}``::
     +-- UnprocessableError             422  well-formed, but wrong shapes, dtypes or names
     +-- TooManyRequestsError           429  (with Retry-After)
     +-- ServiceUnavailableError        503  model not ready or queue full (with Retry-After)
+    +-- GatewayTimeoutError            504  the request's deadline passed (work not started is dropped)
+    +-- ClientDisconnectedError        499  the client left while its request waited (nobody reads it)
 
 FastAPI's own validation errors and Starlette's HTTP exceptions (unknown
 route, wrong method) get the same ``{"error": ...}`` shape, which is the only
@@ -38,8 +40,10 @@ from app.log import request_id_var
 
 __all__ = [
     "BadRequestError",
+    "ClientDisconnectedError",
     "ConflictError",
     "ForbiddenError",
+    "GatewayTimeoutError",
     "NotFoundError",
     "PayloadTooLargeError",
     "ServiceError",
@@ -139,6 +143,18 @@ class ServiceUnavailableError(ServiceError):
     def __init__(self, message: str, *, retry_after: int | None = 1) -> None:
         headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
         super().__init__(message, headers=headers)
+
+
+class GatewayTimeoutError(ServiceError):
+    """The request's deadline (``timeout`` parameter or MININN_REQUEST_TIMEOUT_MS) passed."""
+
+    status_code = 504
+
+
+class ClientDisconnectedError(ServiceError):
+    """The client disconnected before its answer was ready (nginx's 499; never delivered)."""
+
+    status_code = 499
 
 
 def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:

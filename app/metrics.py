@@ -37,6 +37,8 @@ _LATENCY_BUCKETS = (
     30.0,
 )
 
+_BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
 
 class Metrics:
     """The service's collectors, registered in a registry of their own."""
@@ -85,6 +87,37 @@ class Metrics:
             "mininn_model_ready",
             "1 while a model is ready to serve, else 0.",
             ["model"],
+            registry=self.registry,
+        )
+        self._add_queue_metrics()
+
+    def _add_queue_metrics(self) -> None:
+        """Dynamic batching and backpressure (:mod:`app.batching`)."""
+        self.batch_size = Histogram(
+            "mininn_batch_size",
+            "Rows per forward pass: a dynamic batch, or a request that ran alone.",
+            ["model", "version"],
+            buckets=_BATCH_BUCKETS,
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "mininn_queue_depth",
+            "Requests waiting for their forward pass to start.",
+            ["model", "version"],
+            registry=self.registry,
+        )
+        self.queue_wait = Histogram(
+            "mininn_queue_wait_seconds",
+            "Time from a request's arrival in its model's queue to the start of its forward pass.",
+            ["model", "version"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.queue_rejections = Counter(
+            "mininn_queue_rejections_total",
+            "Requests refused by a full queue (reason queue_full, 503) or dropped before their forward "
+            "pass started: timeout (504), cancelled (the client disconnected).",
+            ["model", "reason"],
             registry=self.registry,
         )
 

@@ -1,19 +1,20 @@
-"""Where one model version's forward passes run: the inference thread pool.
+"""Where one model version's forward passes run: its batch queue and the inference thread pool.
 
 :class:`ModelRunner` is the single place a request's tensors meet the model.
-``await runner.infer(inputs)`` runs ``servable.predict`` under
-``mininn.no_grad()`` on a worker thread (NumPy releases the GIL inside BLAS),
-so the event loop keeps answering health checks during a long forward. A
-request that waited past its deadline is refused before it starts, and a
-model with ``MININN_MAX_QUEUE`` requests already waiting refuses new ones.
+``await runner.infer(inputs, batching=policy)`` hands the request to the
+version's :class:`~app.batching.BatchQueue`, which stacks concurrent requests
+of the same shapes into one ``servable.predict`` (or runs the request alone),
+under ``mininn.no_grad()`` on a worker thread (NumPy releases the GIL inside
+BLAS), so the event loop keeps answering health checks during a long forward.
+The queue is bounded (``MININN_MAX_QUEUE``: 503 with ``Retry-After`` when
+full), and a request whose deadline passes gets 504; if it had not started,
+it is never computed. Requests with an activation capture always run alone.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
+import functools
 import logging
-import time
 from collections.abc import Mapping
 from concurrent.futures import Executor
 from typing import Any
@@ -22,7 +23,8 @@ import numpy as np
 
 import mininn
 from app.activations import predict_capturing
-from app.errors import ServiceUnavailableError, UnprocessableError
+from app.batching import BatchingPolicy, BatchQueue
+from app.errors import UnprocessableError
 from app.metrics import Metrics
 from app.statistics import InferenceStatistics
 from mininn.nn import ActivationCapture
@@ -62,14 +64,21 @@ class ModelRunner:
         self.servable = servable
         self._executor = executor
         self._statistics = statistics
-        self._max_queue = max_queue
-        self._pending = 0
         self._latency = metrics.inference.labels(name, str(version)) if metrics is not None else None
+        self.queue = BatchQueue(
+            name,
+            version,
+            self.predict,
+            executor,
+            max_queue=max_queue,
+            metrics=metrics,
+            on_execution=self._record_execution,
+        )
 
     @property
     def pending(self) -> int:
-        """Requests submitted and not yet finished."""
-        return self._pending
+        """Requests submitted and not yet answered (waiting or running)."""
+        return self.queue.pending
 
     async def infer(
         self,
@@ -79,63 +88,37 @@ class ModelRunner:
         deadline: float | None = None,
         batch_size: int = 1,
         capture: ActivationCapture | None = None,
+        batching: BatchingPolicy | None = None,
     ) -> dict[str, Any]:
         """The model's outputs for one request's ``inputs``.
 
         Args:
             inputs: input name -> array, already checked against the model's inputs.
-            parameters: the request's ``parameters`` (unused yet; batching and
-                activation capture read them).
-            deadline: ``time.monotonic()`` after which the request must not start.
-            batch_size: the request's batch size, for statistics.
+            parameters: the request's ``parameters`` (read by the route: ``timeout``,
+                activation capture).
+            deadline: ``time.monotonic()`` by which the request must be answered (504 after).
+            batch_size: the request's batch size (rows of the batch dimension).
             capture: an activation capture to enter around this request's own
                 forward (never batched with others); its captures follow the
                 outputs in the result (:func:`app.activations.predict_capturing`).
+            batching: the model's batching policy; None or disabled: run alone.
 
         Raises:
-            ServiceUnavailableError: the queue is full or the deadline passed (503, Retry-After).
+            ServiceUnavailableError: the queue is full (503, Retry-After).
+            GatewayTimeoutError: the deadline passed (504).
             UnprocessableError: the model rejected the inputs.
         """
-        if self._pending >= self._max_queue:
-            raise ServiceUnavailableError(
-                f"model '{self.name}' already has {self._pending} requests waiting "
-                "(MININN_MAX_QUEUE); retry later"
-            )
-        self._pending += 1
-        try:
-            loop = asyncio.get_running_loop()
-            context = contextvars.copy_context()
-            submitted = time.perf_counter_ns()
-            return await loop.run_in_executor(
-                self._executor, context.run, self._run, inputs, submitted, deadline, batch_size, capture
-            )
-        finally:
-            self._pending -= 1
+        forward = None
+        if capture is not None:
+            forward = functools.partial(predict_capturing, self.predict, capture=capture, model=self.name)
+        return await self.queue.submit(
+            inputs, rows=batch_size, deadline=deadline, policy=batching, forward=forward
+        )
 
-    def _run(
-        self,
-        inputs: Mapping[str, np.ndarray],
-        submitted: int,
-        deadline: float | None,
-        batch_size: int,
-        capture: ActivationCapture | None = None,
-    ) -> dict[str, Any]:
-        started = time.perf_counter_ns()
-        if deadline is not None and time.monotonic() > deadline:
-            waited = (started - submitted) / 1e6
-            raise ServiceUnavailableError(
-                f"request for model '{self.name}' waited {waited:.0f} ms for an inference thread, "
-                "past its timeout; retry later or raise the timeout"
-            )
-        if capture is None:
-            outputs = self.predict(inputs)
-        else:
-            outputs = predict_capturing(self.predict, inputs, capture, model=self.name)
-        finished = time.perf_counter_ns()
-        self._statistics.record_execution(batch_size, started - submitted, finished - started)
+    def _record_execution(self, rows: int, queue_ns: int, infer_ns: int) -> None:
+        self._statistics.record_execution(rows, queue_ns, infer_ns)
         if self._latency is not None:
-            self._latency.observe((finished - started) / 1e9)
-        return outputs
+            self._latency.observe(infer_ns / 1e9)
 
     def predict(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """``servable.predict(inputs)`` under ``no_grad``, on the calling thread.

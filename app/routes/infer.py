@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from app.activations import encode_capture_response, infer_capture
 from app.auth import require_read
+from app.batching import BatchingPolicy, cancel_on_disconnect
 from app.dependencies import ServiceDep
 from app.log import request_id_var
 from app.model_manager import ModelVersion
@@ -70,6 +71,7 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
     413: {"description": "body over MININN_MAX_REQUEST_BYTES"},
     422: {"description": "inputs or outputs do not fit the model (names, datatypes, shapes)"},
     503: {"description": "model not ready, or its queue is full (Retry-After)"},
+    504: {"description": "its timeout (parameter, microseconds, or MININN_REQUEST_TIMEOUT_MS) passed"},
 }
 
 
@@ -120,13 +122,15 @@ async def _infer(request: Request, service: Service, model: ModelVersion) -> Res
         batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
         input_ns = parsed_at - started
         timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
-        outputs = await model.runner.infer(
+        work = model.runner.infer(
             parsed.inputs,
             parameters=parsed.parameters,
             deadline=time.monotonic() + timeout_s,
             batch_size=batch_size,
             capture=capture,
+            batching=BatchingPolicy.for_model(model.spec, model.max_batch_size, settings),
         )
+        outputs = await cancel_on_disconnect(request.receive, work)
         inferred_at = time.perf_counter_ns()
         if capture is None:
             encoded = encode_inference_response(

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Response
 
 from app.auth import require_read
+from app.batching import BatchingPolicy
 from app.dependencies import ManagerDep
 from app.errors import NotFoundError
 from app.model_manager import ModelEntry, ModelManager, ModelState, ModelVersion
@@ -171,17 +172,11 @@ def _config(manager: ModelManager, version: ModelVersion) -> dict[str, Any]:
             "description": version.spec.description,
         },
     }
-    if batched:
-        config["dynamic_batching"] = {
-            "preferred_batch_size": [],
-            "max_queue_delay_microseconds": int(settings.batch_delay_ms * 1000),
-            "default_queue_policy": {
-                "timeout_action": "REJECT",
-                "default_timeout_microseconds": int(settings.request_timeout_ms * 1000),
-                "allow_timeout_override": True,
-                "max_queue_size": settings.max_queue,
-            },
-        }
+    batching = BatchingPolicy.for_model(version.spec, version.max_batch_size, settings)
+    if batching.enabled:
+        config["dynamic_batching"] = batching.triton_config(
+            max_queue=settings.max_queue, timeout_ms=settings.request_timeout_ms
+        )
     return config
 
 

@@ -35,8 +35,10 @@ def test_every_service_error_carries_its_status() -> None:
     }
     assert statuses == {
         "BadRequestError": 400,
+        "ClientDisconnectedError": 499,
         "ConflictError": 409,
         "ForbiddenError": 403,
+        "GatewayTimeoutError": 504,
         "NotFoundError": 404,
         "PayloadTooLargeError": 413,
         "ServiceError": 500,

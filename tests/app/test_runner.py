@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mininn
-from app.errors import ServiceUnavailableError, UnprocessableError
+from app.errors import GatewayTimeoutError, ServiceUnavailableError, UnprocessableError
 from app.log import request_id_var
 from app.metrics import Metrics
 from app.runner import ModelRunner
@@ -84,7 +84,7 @@ def test_a_request_past_its_deadline_does_not_run(executor: ThreadPoolExecutor) 
     servable = FakeServable()
     runner = make_runner(servable, executor)
     with pytest.raises(
-        ServiceUnavailableError, match="request for model 'm' waited .* ms for an inference thread"
+        GatewayTimeoutError, match="request for model 'm' waited 0 ms in the queue, past its timeout of 0 ms"
     ):
         asyncio.run(runner.infer({"x": np.ones((1, 2), np.float32)}, deadline=time.monotonic() - 1))
     assert servable.calls == []
