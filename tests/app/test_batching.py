@@ -266,7 +266,7 @@ def test_outputs_that_do_not_have_the_batch_rows_fail_the_batch_with_a_clear_err
         assert isinstance(error, ServiceError)
         assert error.message.startswith(
             "model 'm' returned output 'total' of shape [1, 1] for a batch of 2 rows, so it cannot be "
-            "split per request; set \"dynamic_batching\": false in its model.json"
+            'split per request; set "dynamic_batching": false in its model.json'
         )
 
 
