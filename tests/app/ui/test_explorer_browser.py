@@ -112,6 +112,23 @@ def test_a_drawn_digit_gets_the_servers_prediction_for_the_tensor_the_page_sent(
     assert (seen.get_attribute("width"), seen.get_attribute("height")) == ("28", "28")
 
 
+def test_the_pages_area_resampling_is_block_averaging_and_keeps_the_ink(open_page) -> None:
+    page = open_page("/ui/")
+    grey = np.random.default_rng(0).random((56, 42))
+    result = page.evaluate(
+        """async ([values, rows, cols]) => {
+            const { resampleArea } = await import("/ui/static/mnist.js");
+            const to = (r, c) => Array.from(resampleArea(values, rows, cols, r, c));
+            return [to(8, 6), to(9, 10)];
+        }""",
+        [grey.reshape(-1).tolist(), 56, 42],
+    )
+    blocks = grey.reshape(8, 7, 6, 7).mean(axis=(1, 3))
+    np.testing.assert_allclose(np.reshape(result[0], (8, 6)), blocks, rtol=1e-12)
+    uneven = np.reshape(result[1], (9, 10))  # 56/9 by 42/10 source pixels per output pixel
+    assert uneven.sum() * (56 / 9) * (42 / 10) == pytest.approx(grey.sum(), rel=1e-12)
+
+
 def test_digits_typed_on_the_focused_drawing_are_read_back_as_those_digits(open_page) -> None:
     page = open_page("/ui/models/digits")
     page.wait_for_selector(f"{RESULT}[data-status=done]")
