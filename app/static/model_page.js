@@ -150,7 +150,7 @@ export async function modelPage(main, name) {
         replace(
           element,
           h("h2.visually-hidden", null, "Upload weights"),
-          h("p.lead", null, `Upload a state dict to make a new version of ${name}. With “strict” off, keys the model lacks are ignored and missing ones keep their initial values.`),
+          h("p.lead", null, `Upload a state dict to make a new version of ${name}. With “strict” off, keys the model lacks are ignored and missing ones keep the current version’s values.`),
           uploadForm(model, async () => {
             try {
               info = await loadFacts(name);

@@ -10,31 +10,37 @@ const KEY_LISTS = [
 ];
 
 /**
- * The missing, unexpected and size-mismatched keys of a failed upload, from the error body's
- * fields when it has them, else from torch's message format in its text.
- * @returns {{missing: string[], unexpected: string[], mismatched: string[]}}
+ * The key problems of an upload, from the response body's lists (missing_keys, unexpected_keys,
+ * size_mismatches, dtype_mismatches), else from torch's message format in the error text.
+ * @returns {{missing: string[], unexpected: string[], mismatched: string[]}} - mismatches as
+ *   "key: checkpoint [..] vs model [..]" lines.
  */
 export function keyProblems(body, message) {
   const text = message || "";
-  const field = (names) => {
-    for (const name of names) {
-      const v = body && body[name];
-      if (Array.isArray(v)) return v.map((x) => (typeof x === "string" ? x : x.key || x.name || JSON.stringify(x)));
-      if (v && typeof v === "object") return Object.keys(v);
-    }
-    return null;
-  };
+  const list = (name) => (body && Array.isArray(body[name]) ? body[name] : null);
   const quoted = (s) => Array.from(s.matchAll(/"([^"]+)"/g), (m) => m[1]);
   const fromText = (re) => {
     const m = text.match(re);
     return m ? quoted(m[1]) : [];
   };
-  const missing = field(["missing_keys", "missing"]) || fromText(KEY_LISTS[0][2]);
-  const unexpected = field(["unexpected_keys", "unexpected"]) || fromText(KEY_LISTS[1][2]);
-  const mismatched =
-    field(["size_mismatch", "size_mismatches", "mismatched_keys", "shape_mismatches"]) ||
-    Array.from(text.matchAll(/size mismatch for ([^:\s]+):/g), (m) => m[1]);
-  return { missing, unexpected, mismatched };
+  const describe = (item) => {
+    if (typeof item === "string") return item;
+    if (item.checkpoint_shape) return `${item.key}: checkpoint ${shape(item.checkpoint_shape)}, model ${shape(item.model_shape)}`;
+    if (item.checkpoint_dtype) return `${item.key}: checkpoint ${item.checkpoint_dtype}, model ${item.model_dtype}`;
+    return item.key || JSON.stringify(item);
+  };
+  const missing = list("missing_keys") || fromText(KEY_LISTS[0][2]);
+  const unexpected = list("unexpected_keys") || fromText(KEY_LISTS[1][2]);
+  const sizes = list("size_mismatches");
+  const dtypes = list("dtype_mismatches") || [];
+  const mismatched = sizes
+    ? [...sizes, ...dtypes].map(describe)
+    : Array.from(text.matchAll(/size mismatch for ([^:\s]+):/g), (m) => m[1]);
+  return { missing: missing.map(describe), unexpected: unexpected.map(describe), mismatched };
+}
+
+function shape(dims) {
+  return `[${(dims || []).join(", ")}]`;
 }
 
 function keyList(title, keys, testid) {
@@ -76,14 +82,19 @@ export function uploadForm(model, onUploaded) {
       const response = await uploadStateDict(model.name, chosen, { key: key.value, strict: strict.checked });
       const version = response && (response.model_version ?? response.version ?? null);
       const problems = keyProblems(response, "");
+      const filled = response && response.filled_from_version;
+      const initialised = (response && response.initialized_keys) || [];
       replace(
         result,
         h(
           "div.success-box",
           { role: "status", dataset: { version: version === null ? "" : String(version) } },
           h("strong", null, version === null ? "Uploaded." : `Uploaded as version ${version}.`),
-          " It serves from now on.",
-          keyList("Missing keys (kept their initial values)", problems.missing, "upload-missing"),
+          response && response.served === false
+            ? ` It is stored but not served (${response.state}${response.reason ? `: ${response.reason}` : ""}).`
+            : " It serves from now on.",
+          keyList(filled ? `Missing keys (values kept from version ${filled})` : "Missing keys", problems.missing, "upload-missing"),
+          initialised.length ? keyList("Missing keys left at their initialization", initialised, "upload-initialized") : null,
           keyList("Unexpected keys (ignored)", problems.unexpected, "upload-unexpected"),
         ),
       );
@@ -96,7 +107,7 @@ export function uploadForm(model, onUploaded) {
         errorBox(error, "Upload refused"),
         keyList("Missing keys", problems.missing, "upload-missing"),
         keyList("Unexpected keys", problems.unexpected, "upload-unexpected"),
-        keyList("Size mismatches", problems.mismatched, "upload-mismatched"),
+        keyList("Shape or dtype mismatches", problems.mismatched, "upload-mismatched"),
         h("p.note", null, "Nothing changed: the model serves the same version as before."),
       );
       result.dataset.status = "error";
