@@ -480,6 +480,32 @@ def test_concurrent_mixed_requests_each_get_their_own_result_and_leave_no_hooks(
     finally:
         service.close()
     for i, document in enumerate(together):
-        assert document == alone[i % len(MIXED)], f"request {i} ({MIXED[i % len(MIXED)]})"
+        assert_same_document(document, alone[i % len(MIXED)], f"request {i} {MIXED[i % len(MIXED)]}")
     module = service.manager.version("cnn").module
     assert all(not (m._forward_hooks or m._forward_pre_hooks) for m in module.modules())
+
+
+def assert_same_document(got: Any, want: Any, where: str) -> None:
+    """Equal structure, names and shapes; numbers equal up to BLAS rounding.
+
+    (Concurrent BLAS calls may run single-threaded and round the last bit differently,
+    which can also move a value across a histogram edge.)
+    """
+    if isinstance(want, dict):
+        assert list(got) == list(want), where
+        for key in want:
+            if key == "histogram":
+                assert sum(got[key]) == sum(want[key]), where
+                assert np.abs(np.subtract(got[key], want[key])).sum() <= 2, where
+            else:
+                assert_same_document(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list) and want and all(isinstance(v, float) for v in want):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=where)
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same_document(g, w, f"{where}[{i}]")
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6), where
+    else:
+        assert got == want, where

@@ -23,7 +23,10 @@ pytest.importorskip("torch")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("activations-server")
     repository = write_repository(folder / "model_repository")
-    env = {"MININN_SEED_REPOSITORY": "false", "MININN_INFERENCE_THREADS": "4"}
+    # One BLAS thread per call: then every forward rounds alike, alone or beside others,
+    # and the parallel test can ask for bit-identical results.
+    env = {"MININN_SEED_REPOSITORY": "false", "MININN_INFERENCE_THREADS": "4",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     with run_server(repository, folder / "server.log", **env) as running:
         running.wait_ready(60)
         yield running
