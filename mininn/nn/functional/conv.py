@@ -2,8 +2,10 @@
 
 One 2-D kernel serves both ranks (a 1-D input gets a height of 1). The
 forward gathers every receptive field with one strided copy (im2col, laid
-out ``(C, kh, kw, N, oh, ow)``) and multiplies it by the weight with one
-GEMM, or one batched GEMM over the groups. The backward is two more GEMMs;
+out ``(N, C, kh, kw, oh, ow)``) and multiplies it by the weight with one
+batched GEMM, over the groups too. Without a weight gradient (inference) the
+columns are gathered a block of images at a time into one reused, cache-sized
+buffer and never kept; a 1x1 kernel at stride 1 gathers nothing. The backward is two more GEMMs;
 the input gradient scatters the columns back with one vectorised add per
 kernel position (col2im). A transposed convolution runs the same pieces in
 the other order.
@@ -38,17 +40,31 @@ def _pad_zeros(x: Any, pads: Pad4) -> Any:
     return out
 
 
+def _windows(x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+             out_hw: tuple[int, int], channels_first: bool = False) -> Any:
+    """Receptive fields of a padded ``(N, C, Hp, Wp)`` array: an ``(N, C, kh, kw, oh, ow)`` view.
+
+    With ``channels_first`` the view is ``(C, kh, kw, N, oh, ow)``.
+    """
+    s_n, s_c, s_h, s_w = x.strides
+    taps = (kernel[0], kernel[1]), (s_h * dilation[0], s_w * dilation[1])
+    pixels = out_hw, (s_h * stride[0], s_w * stride[1])
+    if channels_first:
+        shape = (x.shape[1],) + taps[0] + (x.shape[0],) + pixels[0]
+        strides = (s_c,) + taps[1] + (s_n,) + pixels[1]
+    else:
+        shape = x.shape[:2] + taps[0] + pixels[0]
+        strides = (s_n, s_c) + taps[1] + pixels[1]
+    return as_strided(x, shape, strides)
+
+
 def _im2col(x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
             out_hw: tuple[int, int]) -> Any:
     """Receptive fields of a padded ``(N, C, Hp, Wp)`` array as an ``(N, C, kh, kw, oh, ow)`` array.
 
     One strided copy; none at all for a 1x1 kernel at stride 1 (the view is the input).
     """
-    n, c = x.shape[:2]
-    s_n, s_c, s_h, s_w = x.strides
-    shape = (n, c, kernel[0], kernel[1], out_hw[0], out_hw[1])
-    strides = (s_n, s_c, s_h * dilation[0], s_w * dilation[1], s_h * stride[0], s_w * stride[1])
-    return xp_of(x).ascontiguousarray(as_strided(x, shape, strides))
+    return xp_of(x).ascontiguousarray(_windows(x, kernel, stride, dilation, out_hw))
 
 
 def _col2im(cols: Any, padded_hw: tuple[int, int], stride: tuple[int, int],
@@ -69,6 +85,54 @@ def _out_size(size: int, pad: int, k: int, s: int, d: int) -> int:
     return (size + pad - d * (k - 1) - 1) // s + 1
 
 
+# Without a weight gradient the columns need not outlive the forward, so they are
+# built a few images at a time into one reused buffer that stays in cache. Large
+# feature maps take one batched GEMM per block of images (columns ``(m, K, L)``, the
+# output already ``(m, O, L)``); small ones (``L < _BLOCK_COLS``) put the images side by
+# side (columns ``(K, m * L)``) so that the one GEMM is not too thin for BLAS.
+_BLOCK_COLS = 512
+_BLOCK_BYTES = 4 << 20
+
+
+def _conv_streamed(x: Any, w: Any, stride: tuple[int, int], pads: Pad4, dilation: tuple[int, int],
+                   out_hw: tuple[int, int]) -> Any:
+    """``(N, O, oh, ow)`` of an ``(N, C, H, W)`` input with ``groups=1``, padded and gathered in blocks."""
+    xpm = xp_of(x)
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    k, pix = c * kh * kw, out_hw[0] * out_hw[1]
+    w2 = w.reshape(o, k)
+    out = xpm.empty((n, o, pix), dtype=x.dtype)
+    if (kh, kw) == (1, 1) and stride == (1, 1) and not any(pads):  # the input is the column matrix
+        return xpm.matmul(w2, x.reshape(n, c, pix), out=out).reshape(n, o, *out_hw)
+    wide = pix < _BLOCK_COLS
+    per = -(-_BLOCK_COLS // pix) if wide else _BLOCK_BYTES // (k * pix * x.itemsize)
+    per = max(1, min(n, per))
+    buf = xpm.empty(per * k * pix, dtype=x.dtype)
+    top, bottom, left, right = pads
+    # the borders of this zero buffer stay zero: each block only overwrites the interior
+    padded = xpm.zeros((per, c, h + top + bottom, wd + left + right), dtype=x.dtype) if any(pads) else None
+    for start in range(0, n, per):
+        src = x[start : start + per]
+        if padded is not None:
+            padded[: len(src), :, top : top + h, left : left + wd] = src
+            src = padded[: len(src)]
+        views = _windows(src, (kh, kw), stride, dilation, out_hw, channels_first=wide)
+        cols = buf[: views.size].reshape(views.shape)
+        xpm.copyto(cols, views)
+        _block_gemm(w2, cols, out[start : start + per], wide)
+    return out.reshape(n, o, *out_hw)
+
+
+def _block_gemm(w2: Any, cols: Any, out: Any, wide: bool) -> None:
+    """``out (m, O, L) = w2 (O, K) @ cols``, ``cols`` being ``(K, m, L)`` if ``wide`` else ``(m, K, L)``."""
+    m, o, pix = out.shape
+    if wide:  # (O, m, L) -> (m, O, L), in contiguous runs of L
+        out[...] = (w2 @ cols.reshape(-1, m * pix)).reshape(o, m, pix).swapaxes(0, 1)
+    else:
+        xp_of(out).matmul(w2, cols.reshape(m, -1, pix), out=out)
+
+
 # Layout: activations stay batch-major. With ``g`` groups, columns are
 # ``(N, g, K, L)`` (``K = C/g * kh * kw``, ``L = oh * ow``) and the weight is
 # ``(g, O/g, K)``: one broadcasting ``matmul`` gives ``(N, g, O/g, L)``, which
@@ -79,14 +143,19 @@ class _Conv2d(Function):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any, stride: tuple[int, int], pads: Pad4,
                 dilation: tuple[int, int], groups: int, need: tuple[bool, bool, bool]) -> Any:
-        xp = _pad_zeros(x, pads)
-        n, c, hp, wp = xp.shape
+        n, c, h, wd = x.shape
+        hp, wp = h + pads[0] + pads[1], wd + pads[2] + pads[3]
         o, cg, kh, kw = w.shape
         oh = _out_size(hp, 0, kh, stride[0], dilation[0])
         ow = _out_size(wp, 0, kw, stride[1], dilation[1])
-        cols = _im2col(xp, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
         w3 = w.reshape(groups, o // groups, cg * kh * kw)
-        out = (w3 @ cols).reshape(n, o, oh, ow)
+        cols = None
+        if groups == 1 and not need[1]:
+            out = _conv_streamed(x, w, stride, pads, dilation, (oh, ow))
+        else:
+            xp = _pad_zeros(x, pads)
+            cols = _im2col(xp, (kh, kw), stride, dilation, (oh, ow)).reshape(n, groups, cg * kh * kw, oh * ow)
+            out = (w3 @ cols).reshape(n, o, oh, ow)
         if b is not None:
             out += b.reshape(1, o, 1, 1)
         if any(need):

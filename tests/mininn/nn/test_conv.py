@@ -16,6 +16,7 @@ from tests.mininn.nn._layer_parity import (
     slot_layout,
     state_layout,
     to_numpy,
+    tol,
     twin,
 )
 
@@ -170,6 +171,57 @@ def test_first_layer_input_without_grad_still_gives_weight_gradients():
     (out * out).sum().backward()
     np.testing.assert_allclose(mm.weight.grad.numpy(), tm.weight.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(mm.bias.grad.numpy(), tm.bias.grad.numpy(), rtol=1e-10)
+
+
+# ---- inference (no weight gradient): columns built in blocks ------------------------------------
+
+# weight shape, stride, padding, dilation
+STREAMED = [
+    ((6, 3, 3, 3), 1, 1, 1),
+    ((5, 3, 3, 2), 2, (1, 0), (1, 2)),
+    ((4, 3, 4, 4), 1, "same", 1),  # even kernel: the odd padding element on the far side
+    ((4, 3, 1, 1), 1, 0, 1),  # the input is the column matrix
+    ((4, 3, 1, 1), 2, 0, 1),
+    ((4, 3, 1, 1), 1, 1, 1),
+    ((7, 3, 5, 5), 3, 2, 1),
+]
+
+
+def _blocking(mode, w_shape, out_hw, itemsize):
+    """``(_BLOCK_COLS, _BLOCK_BYTES)`` giving one block, or blocks of two images (5 images: 2 + 2 + 1)."""
+    cols, k = out_hw[0] * out_hw[1], int(np.prod(w_shape[1:]))
+    return {"one_block": (1 << 30, 1 << 40), "side_by_side_in_twos": (cols + 1, 0),
+            "batched_in_twos": (1, 2 * k * cols * itemsize)}[mode]
+
+
+@pytest.mark.parametrize("mode", ["one_block", "side_by_side_in_twos", "batched_in_twos"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cfg", STREAMED, ids=str)
+def test_conv2d_under_no_grad_matches_torch_however_the_columns_are_blocked(cfg, dtype, mode, monkeypatch):
+    from mininn.nn.functional import conv
+
+    w_shape, stride, padding, dilation = cfg
+    x, w, b = _input((5, 3, 9, 10), dtype), _input(w_shape, dtype, 1), _input(w_shape[:1], dtype, 2)
+    want = TF.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride, padding, dilation)
+    block_cols, block_bytes = _blocking(mode, w_shape, tuple(want.shape[2:]), x.itemsize)
+    monkeypatch.setattr(conv, "_BLOCK_COLS", block_cols)
+    monkeypatch.setattr(conv, "_BLOCK_BYTES", block_bytes)
+    with mininn.no_grad():
+        got = F.conv2d(mininn.tensor(x), mininn.tensor(w), mininn.tensor(b), stride, padding, dilation)
+    assert got.dtype.name == np.dtype(dtype).name
+    np.testing.assert_allclose(got.numpy(), want.numpy(), **tol(dtype))
+
+
+def test_frozen_conv_input_gradient_matches_torch():
+    tm, mm = _conv_pair("Conv2d", (3, 4, 3, 2, 1, 1, 1, True, "zeros"), np.float64)
+    tm.requires_grad_(False)
+    mm.requires_grad_(False)
+    x = _input((3, 3, 8, 7), np.float64)
+    tx, mx = torch.tensor(x, requires_grad=True), mininn.tensor(x, requires_grad=True)
+    tm(tx).square().sum().backward()
+    out = mm(mx)
+    (out * out).sum().backward()
+    np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 # ---- state, init, repr ------------------------------------------------------------------------
