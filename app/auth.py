@@ -1,9 +1,13 @@
 """Bearer-key checks: ``MININN_API_KEY`` for writes, ``MININN_READ_API_KEY`` for reads.
 
-With no key configured an endpoint is open. Writes (load, unload, uploads)
-accept only the write key; reads accept the read key or the write key. Keys
-are compared in constant time. Health endpoints are always open, so probes
-need no secret.
+Write endpoints (``PUT`` model.json, ``PUT`` state_dict, ``DELETE`` a version,
+load, unload) accept only the write key, and are closed (403, saying how to
+open them) while no write key is configured: a server started without one
+still serves, but nobody can change it. Reads are open unless a read key is
+configured; then they accept the read key or the write key. Keys are compared
+in constant time (``hmac.compare_digest``, every key tried). A missing or
+non-Bearer ``Authorization`` header is 401 with ``WWW-Authenticate: Bearer``; a
+wrong key is 403. Health endpoints are always open, so probes need no secret.
 
 The checks are ``async`` on purpose: FastAPI runs plain ``def`` dependencies on a
 thread pool, which would cost every request a thread hop.
@@ -18,17 +22,24 @@ from pydantic import SecretStr
 
 from app.errors import ForbiddenError, UnauthorizedError
 
-__all__ = ["require_read", "require_write"]
+__all__ = ["WRITES_DISABLED", "require_read", "require_write"]
+
+WRITES_DISABLED = (
+    "write endpoints are disabled because no write key is configured: start the server with "
+    "MININN_API_KEY=<key> and send 'Authorization: Bearer <key>'"
+)
 
 
 async def require_write(request: Request) -> None:
     """Dependency of write endpoints.
 
     Raises:
-        UnauthorizedError: a write key is configured and no bearer key was sent (401).
-        ForbiddenError: the key sent is not the write key (403).
+        ForbiddenError: no write key is configured (403), or the key sent is not it (403).
+        UnauthorizedError: no bearer key was sent (401).
     """
     settings = request.app.state.service.settings
+    if settings.api_key is None:
+        raise ForbiddenError(WRITES_DISABLED)
     _check(request, [settings.api_key], "MININN_API_KEY", "write")
 
 

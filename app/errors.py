@@ -65,14 +65,22 @@ class ServiceError(Exception):
     Args:
         message: what went wrong, naming the value, key or shape involved.
         headers: extra response headers (``Retry-After``, ``WWW-Authenticate``).
+        details: extra JSON fields of the body beside ``error`` (e.g. ``missing_keys``).
     """
 
     status_code: int = 500
 
-    def __init__(self, message: str, *, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.headers = dict(headers or {})
+        self.details = dict(details or {})
 
 
 class BadRequestError(ServiceError):
@@ -157,9 +165,15 @@ class ClientDisconnectedError(ServiceError):
     status_code = 499
 
 
-def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    """The ``{"error": message}`` response every failure uses."""
-    return JSONResponse({"error": message}, status_code=status_code, headers=dict(headers or {}))
+def error_response(
+    status_code: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> JSONResponse:
+    """The ``{"error": message, **details}`` response every failure uses."""
+    body = {"error": message, **(details or {})}
+    return JSONResponse(body, status_code=status_code, headers=dict(headers or {}))
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -172,7 +186,7 @@ def install_error_handlers(app: FastAPI) -> None:
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
     _log_client_error(request, exc.status_code, exc.message)
-    return error_response(exc.status_code, exc.message, exc.headers)
+    return error_response(exc.status_code, exc.message, exc.headers, exc.details)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

@@ -51,12 +51,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task = asyncio.create_task(service.start(), name="mininn-load-models")
+        watch = asyncio.create_task(service.manager.watch(), name="mininn-watch-repository")
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            for running in (watch, task):
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
             service.close()
 
     app = FastAPI(

@@ -1,14 +1,44 @@
-"""Loaded models: building, loading, warming up, and the state of each model.
+"""Loaded models: building, loading, warming up, swapping versions, and following the repository.
 
 Loading a model version means, in order: build the servable from
 ``model.json`` (``models.servable``), load the version's weights strictly,
 move the module to its device and dtype (``model.json`` may override
 ``MININN_DEVICE`` / ``MININN_DTYPE``), ``eval()``, and run one warm-up forward
-on the servable's example inputs. Only then is the model ``READY``. A model
-that fails is ``UNAVAILABLE`` with the reason (in its metadata, the repository
-index and the log); the other models keep serving. Reloading a ready model
-builds the new versions first and swaps them in at once, so requests see the
-old or the new model, never a mix.
+on the servable's example inputs. A model is ``READY`` once its newest version
+is loaded. A model that fails is ``UNAVAILABLE`` with the reason (in its
+metadata, the repository index and the log); the other models keep serving.
+
+Versions. ``entry.versions`` has a :class:`~app.model_versions.VersionSlot`
+for every version in the model's folder; listings and statistics read slots
+and load nothing. :meth:`ModelManager.version` returns the loaded
+:class:`~app.model_versions.ModelVersion`, which a request keeps to its end,
+so it finishes on the version it started with. A reload, an upload or a
+deletion prepares what it needs first and then replaces ``entry.versions``
+with a new dict in one step on the event loop: a request that starts after
+that sees only the new versions, and none ever sees a mix.
+
+Version policy (memory stays bounded however many versions the repository holds):
+
+- the newest version is always loaded (at start-up, load, upload, and when it
+  appears on disk);
+- a (re)load also loads the ``MININN_MAX_OLDER_VERSIONS`` (default 1) next
+  newest versions, which count as named;
+- an older version is loaded when a request names it (that request waits for
+  the load), and stays loaded while it is among the
+  ``MININN_MAX_OLDER_VERSIONS`` most recently named older versions;
+- when a new newest version arrives, every older version that no request has
+  named (the previous newest included) is unloaded. An unloaded version's
+  memory goes when the last request holding it finishes.
+
+Following the repository. Every ``MININN_REPOSITORY_POLL_MS`` (250 ms) each
+worker process scans the repository (a ``scandir`` and a few ``stat`` calls per
+model) and brings itself in line with it: a new newest version is loaded and
+swapped in, deleted versions are dropped, a changed ``model.json`` reloads the
+model, a new model folder is loaded, a removed one unloaded. So with
+``MININN_WORKERS`` > 1, or replicas sharing a volume, every worker serves an
+upload within the poll interval plus one load. A model unloaded by request is
+left alone until it is loaded again (load and unload concern the worker that
+answers).
 
 States follow Triton's repository extension: ``READY``, ``LOADING``,
 ``UNLOADING``, ``UNAVAILABLE``.
@@ -17,10 +47,12 @@ States follow Triton's repository extension: ``READY``, ``LOADING``,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import time
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,13 +62,31 @@ import mininn
 import models
 from app.errors import NotFoundError, ServiceError, ServiceUnavailableError, UnprocessableError
 from app.metrics import Metrics
-from app.repository import ModelRepository, ModelSpec, validate_model_name
+from app.model_versions import ModelVersion, VersionSlot
+from app.repository import (
+    DiskState,
+    FileIdentity,
+    ModelRepository,
+    ModelSpec,
+    file_identity,
+    validate_model_name,
+)
 from app.runner import ModelRunner
 from app.settings import Settings
 from app.statistics import InferenceStatistics
 from mininn.serialization import load as load_checkpoint
+from models.config import accepted_keys
 
-__all__ = ["LoadError", "ModelEntry", "ModelManager", "ModelState", "ModelVersion"]
+__all__ = [
+    "LoadError",
+    "ModelEntry",
+    "ModelManager",
+    "ModelState",
+    "ModelVersion",
+    "Publication",
+    "VersionSlot",
+    "check_spec",
+]
 
 logger = logging.getLogger("app.models")
 
@@ -55,62 +105,48 @@ class LoadError(Exception):
 
 
 @dataclass
-class ModelVersion:
-    """One loaded, warmed-up model version.
+class ModelEntry:
+    """What the manager knows about one model name.
 
     Attributes:
         name: the model's name.
-        version: the version number.
-        spec: the ``model.json`` it was built from.
-        servable: the ``models.Servable`` (its ``module`` is on ``device`` in eval mode).
-        runner: where its forward passes run.
-        statistics: its inference statistics.
-        device: the device its module lives on.
-        dtype: its floating dtype name.
-        max_batch_size: largest batch per request (0: not batched).
-        load_seconds: how long loading and warm-up took.
+        state: its state.
+        reason: why it is not ready (empty when it is).
+        versions: a slot per version; the dict is replaced as a whole, never changed in place.
+        disk: the model's folder as the last load or repository sync saw it.
+        unloaded: unloaded by request; the repository watch leaves it alone.
+        requested: versions named by requests, least recently first.
     """
-
-    name: str
-    version: int
-    spec: ModelSpec
-    servable: Any
-    runner: ModelRunner
-    statistics: InferenceStatistics
-    device: str
-    dtype: str
-    max_batch_size: int
-    load_seconds: float
-
-    @property
-    def module(self) -> mininn.nn.Module:
-        """The mininn module."""
-        return self.servable.module
-
-    @property
-    def inputs(self) -> list[Any]:
-        """The input ``TensorSpec`` list."""
-        return list(self.servable.inputs)
-
-    @property
-    def outputs(self) -> list[Any]:
-        """The output ``TensorSpec`` list."""
-        return list(self.servable.outputs)
-
-
-@dataclass
-class ModelEntry:
-    """What the manager knows about one model name."""
 
     name: str
     state: ModelState = ModelState.UNAVAILABLE
     reason: str = ""
-    versions: dict[int, ModelVersion] = field(default_factory=dict)
+    versions: dict[int, VersionSlot] = field(default_factory=dict)
+    disk: DiskState | None = None
+    unloaded: bool = False
+    requested: OrderedDict[int, None] = field(default_factory=OrderedDict)
 
     @property
-    def latest(self) -> ModelVersion | None:
-        """The highest loaded version, or None."""
+    def latest(self) -> VersionSlot | None:
+        """The slot of the highest version, or None."""
         return self.versions[max(self.versions)] if self.versions else None
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What :meth:`ModelManager.publish` did.
+
+    Attributes:
+        version: the version number the repository gave the new weights.
+        served: whether this process now serves it as the newest version.
+        state: the model's state in this process afterwards.
+        reason: why it is not ready, if it is not.
+    """
+
+    version: int
+    served: bool
+    state: ModelState
+    reason: str
 
 
 class ModelManager:
@@ -118,7 +154,7 @@ class ModelManager:
 
     Args:
         repository: where models are read from.
-        settings: default device, dtype, batch size and queue length.
+        settings: default device, dtype, batch size, queue length and version policy.
         executor: the inference thread pool the runners share.
         metrics: the service's metrics.
     """
@@ -133,12 +169,18 @@ class ModelManager:
         self.startup_complete = False
         self._entries: dict[str, ModelEntry] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        # uploads checked at once (each holds about twice its file in memory)
+        self.upload_slot = asyncio.Semaphore(1)
 
     # -- loading -----------------------------------------------------------
 
     async def load_all(self) -> None:
-        """Load every model of the repository, side by side; failures are logged, not raised."""
+        """Remove dead writers' leftovers, then load every model side by side; failures are logged."""
         try:
+            try:
+                await asyncio.to_thread(self.repository.clean_stale)
+            except OSError as exc:
+                logger.warning("could not clean stale uploads in %s: %s", self.repository.root, exc)
             await asyncio.gather(*(self._load_quietly(name) for name in self.repository.model_names()))
         finally:
             self.startup_complete = True
@@ -152,7 +194,7 @@ class ModelManager:
             pass  # already logged and recorded in the entry
 
     async def load(self, name: str, spec: ModelSpec | None = None) -> ModelEntry:
-        """(Re)load every version of model ``name`` from the repository.
+        """(Re)load model ``name`` from the repository: a slot per version, the newest loaded.
 
         Args:
             name: the model's name.
@@ -167,22 +209,33 @@ class ModelManager:
         if not self.repository.has_model(name):
             self.repository.read_spec(name)  # raises NotFoundError listing the models
         async with self._lock(name):
-            entry = self._entries.setdefault(name, ModelEntry(name))
-            was_ready = entry.state is ModelState.READY
-            if not was_ready:
-                entry.state, entry.reason = ModelState.LOADING, ""
-            try:
-                versions = await asyncio.to_thread(self._load_versions, name, spec)
-            except (LoadError, ServiceError) as exc:
-                reason = exc.message if isinstance(exc, ServiceError) else str(exc)
-                self._record_failure(entry, reason, keep_serving=was_ready)
-                raise UnprocessableError(f"failed to load model '{name}': {reason}") from None
-            entry.versions, entry.state, entry.reason = versions, ModelState.READY, ""
-            self.metrics.model_ready.labels(name).set(1)
-            return entry
+            return await self._load_locked(name, spec)
+
+    async def _load_locked(self, name: str, spec: ModelSpec | None) -> ModelEntry:
+        entry = self._entries.setdefault(name, ModelEntry(name))
+        was_ready = entry.state is ModelState.READY
+        if not was_ready:
+            entry.state, entry.reason = ModelState.LOADING, ""
+        entry.unloaded = False
+        disk = await asyncio.to_thread(self.repository.disk_state, name)
+        entry.disk = disk
+        try:
+            slots = await asyncio.to_thread(self._load_slots, name, spec, disk)
+        except (LoadError, ServiceError) as exc:
+            reason = exc.message if isinstance(exc, ServiceError) else str(exc)
+            self._record_failure(entry, reason, keep_serving=was_ready)
+            raise UnprocessableError(f"failed to load model '{name}': {reason}") from None
+        newest = max(slots)
+        for number, slot in slots.items():  # the older versions loaded count as named
+            if slot.loaded is not None and number != newest:
+                entry.requested[number] = None
+        self._install(entry, slots)
+        return entry
 
     async def unload(self, name: str) -> None:
         """Stop serving model ``name`` (its files stay in the repository).
+
+        Requests already running finish on the version they hold.
 
         Raises:
             NotFoundError: no such model, loaded or on disk.
@@ -190,9 +243,8 @@ class ModelManager:
         self.entry(name)
         async with self._lock(name):
             entry = self._entries.setdefault(name, ModelEntry(name))
-            # requests already running keep their ModelVersion; new ones get 503 from here on
-            entry.versions, entry.state, entry.reason = {}, ModelState.UNAVAILABLE, "unloaded"
-            self.metrics.model_ready.labels(name).set(0)
+            entry.unloaded = True
+            self._stop_serving(entry, "unloaded")
             logger.info("model %s unloaded", name)
 
     def _lock(self, name: str) -> asyncio.Lock:
@@ -205,18 +257,69 @@ class ModelManager:
                 "model %s: reload failed, still serving the previous versions: %s", entry.name, reason
             )
             return
-        entry.state, entry.reason, entry.versions = ModelState.UNAVAILABLE, reason, {}
-        self.metrics.model_ready.labels(entry.name).set(0)
+        self._stop_serving(entry, reason)
         logger.error("model %s failed to load: %s", entry.name, reason)
 
-    def _load_versions(self, name: str, spec: ModelSpec | None) -> dict[int, ModelVersion]:
-        spec = spec or self.repository.read_spec(name)
-        numbers = self.repository.versions(name)
-        if not numbers:
-            raise LoadError(f"no versions: put the weights in {name}/1/weights.safetensors in the repository")
-        return {number: self._load_version(name, spec, number) for number in numbers}
+    def _stop_serving(self, entry: ModelEntry, reason: str) -> None:
+        self._install(entry, {})
+        entry.state, entry.reason = ModelState.UNAVAILABLE, reason
+        self.metrics.model_ready.labels(entry.name).set(0)
 
-    def _load_version(self, name: str, spec: ModelSpec, version: int) -> ModelVersion:
+    def _load_slots(
+        self, name: str, spec: ModelSpec | None, disk: DiskState | None
+    ) -> dict[int, VersionSlot]:
+        spec = spec or self.repository.read_spec(name)
+        if disk is None or not disk.versions:
+            raise LoadError(
+                f"no versions: put the weights in {name}/1/weights.safetensors in the repository "
+                f"or upload them with PUT /v2/models/{name}/state_dict"
+            )
+        slots = {number: self._slot(name, spec, number, source) for number, source in disk.versions}
+        for number in sorted(slots)[-(1 + self.settings.max_older_versions) :]:
+            self._load_slot(slots[number])
+        return slots
+
+    def _slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
+        device, dtype = self._placement(spec)
+        try:
+            batchable = models.get_architecture(spec.architecture).batchable
+        except models.ArchitectureError:
+            batchable = False  # it fails to load anyway, with the reason
+        limit = self._batch_limit(spec, batchable)
+        return VersionSlot(name, version, spec, source, device, dtype, limit, self._load_on_use)
+
+    def _load_slot(self, slot: VersionSlot) -> ModelVersion:
+        """Load ``slot``'s version if it is not loaded (blocking; one load per slot at a time).
+
+        Raises:
+            LoadError: the step that failed.
+        """
+        with slot.lock:
+            if slot.loaded is None:
+                loaded = self._load_version(slot.name, slot.spec, slot.version, slot.statistics)
+                if slot.source is not None and loaded.source != slot.source:
+                    logger.warning(
+                        "model %s version %d changed on disk while loading", slot.name, slot.version
+                    )
+                slot.loaded = loaded
+            return slot.loaded
+
+    def _load_on_use(self, slot: VersionSlot) -> ModelVersion:
+        """How a slot loads itself when a request or a caller needs its weights."""
+        try:
+            loaded = self._load_slot(slot)
+        except (LoadError, ServiceError) as exc:
+            reason = exc.message if isinstance(exc, ServiceError) else str(exc)
+            message = f"failed to load model '{slot.name}' version {slot.version}: {reason}"
+            raise UnprocessableError(message) from None
+        entry = self._entries.get(slot.name)
+        if entry is not None and entry.versions.get(slot.version) is slot:
+            self._mark_requested(entry, slot.version)
+        return loaded
+
+    def _load_version(
+        self, name: str, spec: ModelSpec, version: int, statistics: InferenceStatistics | None = None
+    ) -> ModelVersion:
         started = time.perf_counter()
         where = f"version {version}"
         with _step(f"{where}: building architecture '{spec.architecture}'"):
@@ -224,15 +327,45 @@ class ModelManager:
                 spec.architecture, spec.config, resource_dir=self.repository.model_dir(name)
             )
         path = self.repository.weights_path(name, version)
+        source = file_identity(path)
         with _step(f"{where}: reading {path.parent.name}/{path.name}"):
             state_dict = load_checkpoint(path)
         with _step(f"{where}: loading the state dict"):
             servable.module.load_state_dict(state_dict, strict=True)
-        device, dtype = spec.device or self.settings.device, spec.dtype or self.settings.dtype
+        del state_dict
+        self.prepare(name, spec, servable, where)
+        seconds = time.perf_counter() - started
+        return self.make_version(name, spec, version, servable, source, seconds, statistics)
+
+    def prepare(self, name: str, spec: ModelSpec, servable: Any, where: str = "new version") -> None:
+        """Move a loaded servable to its device and dtype, ``eval()`` it, and run the warm-up forward.
+
+        Runs on the calling thread (a worker thread: it is slow).
+
+        Raises:
+            LoadError: a step failed; the message names it.
+        """
+        device, dtype = self._placement(spec)
         with _step(f"{where}: moving the module to {device} / {dtype}"):
             servable.module.to(device, getattr(mininn, dtype))
             servable.module.eval()
-        statistics = InferenceStatistics(name, version)
+        with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
+            servable.predict(servable.example_inputs(1))
+        logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
+
+    def make_version(
+        self,
+        name: str,
+        spec: ModelSpec,
+        version: int,
+        servable: Any,
+        source: FileIdentity | None,
+        seconds: float,
+        statistics: InferenceStatistics | None = None,
+    ) -> ModelVersion:
+        """The :class:`ModelVersion` of a prepared servable (see :meth:`prepare`): its runner."""
+        device, dtype = self._placement(spec)
+        statistics = statistics if statistics is not None else InferenceStatistics(name, version)
         runner = ModelRunner(
             name,
             version,
@@ -242,30 +375,220 @@ class ModelManager:
             max_queue=self.settings.max_queue,
             metrics=self.metrics,
         )
-        with _step(f"{where}: warm-up forward on the example inputs"):
-            runner.warm_up()
-        seconds = time.perf_counter() - started
         self.metrics.model_load_seconds.labels(name, str(version)).set(seconds)
         logger.info(
             "model %s version %d ready on %s/%s in %.0f ms", name, version, device, dtype, seconds * 1e3
         )
+        limit = self._batch_limit(spec, servable.batchable)
         return ModelVersion(
-            name,
-            version,
-            spec,
-            servable,
-            runner,
-            statistics,
-            device,
-            dtype,
-            self._max_batch_size(spec, servable),
-            seconds,
+            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source
         )
 
-    def _max_batch_size(self, spec: ModelSpec, servable: Any) -> int:
-        if not servable.batchable:
+    def _placement(self, spec: ModelSpec) -> tuple[str, str]:
+        return spec.device or self.settings.device, spec.dtype or self.settings.dtype
+
+    def _batch_limit(self, spec: ModelSpec, batchable: bool) -> int:
+        if not batchable:
             return 0
         return self.settings.max_batch_size if spec.max_batch_size is None else spec.max_batch_size
+
+    # -- swapping ----------------------------------------------------------
+
+    def _install(self, entry: ModelEntry, slots: dict[int, VersionSlot]) -> None:
+        """Serve ``slots`` from now on (one assignment: a request sees the old or the new set)."""
+        previous = entry.versions
+        entry.versions = slots
+        entry.requested = OrderedDict((n, None) for n in entry.requested if n in slots)
+        if slots:
+            entry.state, entry.reason = ModelState.READY, ""
+            self.metrics.model_ready.labels(entry.name).set(1)
+        for number, old in previous.items():
+            new = slots.get(number)
+            if new is not old:
+                self._unload_slot(old, forget_metrics=new is None or new.loaded is None)
+        if slots:
+            self._unload_unrequested(entry)
+
+    def _unload_unrequested(self, entry: ModelEntry) -> None:
+        """Unload the older versions beyond the most recently named ``MININN_MAX_OLDER_VERSIONS``."""
+        newest = max(entry.versions)
+        named = [n for n in entry.requested if n in entry.versions and n < newest]
+        limit = self.settings.max_older_versions
+        keep = set(named[len(named) - limit :]) if limit else set()
+        for number, slot in entry.versions.items():
+            if number != newest and number not in keep:
+                self._unload_slot(slot)
+
+    def _unload_slot(self, slot: VersionSlot, *, forget_metrics: bool = True) -> None:
+        """Drop the slot's loaded version: requests holding it finish; then its memory goes."""
+        if slot.loaded is None:
+            return
+        slot.loaded = None
+        logger.info("model %s version %d unloaded", slot.name, slot.version)
+        if forget_metrics:
+            for metric in (self.metrics.inference, self.metrics.model_load_seconds):
+                with contextlib.suppress(KeyError):
+                    metric.remove(slot.name, str(slot.version))
+
+    async def publish(
+        self,
+        name: str,
+        spec: ModelSpec,
+        servable: Any,
+        commit: Callable[[], tuple[int, FileIdentity | None]],
+        seconds: float = 0.0,
+    ) -> Publication:
+        """Commit new weights to the repository and serve them, in one step per model.
+
+        ``commit`` (run on a worker thread, under the model's lock, so the
+        repository watch cannot load the same files a second time) writes the
+        version and returns its number and weights file identity. The prepared
+        ``servable`` (see :meth:`prepare`) then becomes the newest version, unless
+        the model was unloaded by request or a newer version is already served.
+        """
+        async with self._lock(name):
+            number, source = await asyncio.to_thread(commit)
+            entry = self._entries.setdefault(name, ModelEntry(name))
+            latest = entry.latest
+            newer_served = latest is not None and entry.state is ModelState.READY and latest.version > number
+            if entry.unloaded or newer_served:
+                return Publication(number, False, entry.state, entry.reason)
+            slot = self._slot(name, spec, number, source)
+            slot.loaded = self.make_version(name, spec, number, servable, source, seconds, slot.statistics)
+            self._install(entry, {**entry.versions, number: slot})
+            return Publication(number, True, entry.state, entry.reason)
+
+    async def put_spec(self, name: str, text: bytes, spec: ModelSpec) -> tuple[bool, ModelEntry, str]:
+        """Create or replace ``model.json`` and reload the model from it in this process.
+
+        The architecture is built with the config first (:func:`check_spec`);
+        then the file is written atomically and the model reloaded, unless it
+        was unloaded by request. A reload that fails (the weights no longer fit)
+        keeps a ready model serving its previous versions.
+
+        Returns:
+            Whether the model is new, its entry, and the reload's error ("" if none).
+
+        Raises:
+            BadRequestError: invalid name.
+            UnprocessableError: unknown architecture or bad config (the body lists
+                ``architectures`` or ``accepted_keys``).
+        """
+        validate_model_name(name)
+        await asyncio.to_thread(check_spec, spec)
+        async with self._lock(name):
+            created = await asyncio.to_thread(self.repository.write_spec, name, text)
+            logger.info("model %s: model.json %s", name, "created" if created else "replaced")
+            error = ""
+            entry = self._entries.get(name)
+            if entry is None or not entry.unloaded:
+                try:
+                    await self._load_locked(name, None)
+                except UnprocessableError as exc:
+                    error = exc.message
+        return created, self.entry(name), error
+
+    async def remove_version(self, name: str, version: int) -> ModelEntry:
+        """Delete ``version`` from the repository and stop serving it.
+
+        When it was the newest, the next newest is served before this returns.
+
+        Raises:
+            NotFoundError: no such model or version on disk.
+        """
+        validate_model_name(name)
+        async with self._lock(name):
+            await asyncio.to_thread(self.repository.delete_version, name, version)
+            logger.info("model %s version %d deleted from the repository", name, version)
+            await self._sync_locked(name)
+        return self.entry(name)
+
+    # -- following the repository -------------------------------------------
+
+    async def watch(self) -> None:
+        """Follow the repository forever (every ``MININN_REPOSITORY_POLL_MS``; 0: never)."""
+        interval = self.settings.repository_poll_ms / 1000
+        if interval <= 0:
+            return
+        while True:
+            await asyncio.sleep(interval)
+            if not self.startup_complete:
+                continue
+            try:
+                await self.sync_with_repository()
+            except Exception as exc:  # a watch that dies would silently stop following the repository
+                logger.error("repository scan failed: %s", exc, exc_info=exc)
+
+    async def sync_with_repository(self) -> None:
+        """One scan of the repository; every model that changed on disk is brought in line."""
+        scans = await asyncio.to_thread(self._scan_all)
+        changed = [name for name, disk in scans.items() if self._out_of_date(name, disk)]
+        await asyncio.gather(*(self._sync(name) for name in changed))
+
+    def _out_of_date(self, name: str, disk: DiskState | None) -> bool:
+        entry = self._entries.get(name)
+        if entry is None:
+            return disk is not None
+        return not entry.unloaded and entry.disk != disk
+
+    def _scan_all(self) -> dict[str, DiskState | None]:
+        names = set(self.repository.model_names()) | set(self._entries)
+        return {name: self.repository.disk_state(name) for name in sorted(names)}
+
+    async def _sync(self, name: str) -> None:
+        async with self._lock(name):
+            try:
+                await self._sync_locked(name)
+            except ServiceError:
+                pass  # logged and recorded in the entry
+
+    async def _sync_locked(self, name: str) -> None:
+        """Make the versions of ``name`` match its folder (the model's lock is held)."""
+        disk = await asyncio.to_thread(self.repository.disk_state, name)
+        entry = self._entries.get(name)
+        if entry is not None and entry.unloaded:
+            return
+        if disk is None:
+            if entry is not None:
+                self._stop_serving(entry, "removed from the repository")
+                entry.disk = None
+                logger.info("model %s removed from the repository: unloaded", name)
+            return
+        latest = entry.latest if entry is not None and entry.state is ModelState.READY else None
+        if latest is None or entry is None or entry.disk is None or entry.disk.spec != disk.spec:
+            logger.info("model %s changed in the repository: reloading", name)
+            await self._load_locked(name, None)
+            return
+        await self._follow_versions(entry, disk, latest.spec)
+
+    async def _follow_versions(self, entry: ModelEntry, disk: DiskState, spec: ModelSpec) -> None:
+        """New slots for new versions, none for deleted ones; the newest loaded (same ``model.json``)."""
+        entry.disk = disk
+        slots: dict[int, VersionSlot] = {}
+        for number, source in disk.versions:
+            old = entry.versions.get(number)
+            slots[number] = (
+                old
+                if old is not None and old.source == source
+                else self._slot(entry.name, spec, number, source)
+            )
+        reason = "no versions left in the repository"
+        while slots:
+            newest = slots[max(slots)]
+            if newest.loaded is not None:
+                break
+            try:
+                await asyncio.to_thread(self._load_slot, newest)
+            except (LoadError, ServiceError) as exc:
+                reason = exc.message if isinstance(exc, ServiceError) else str(exc)
+                self._record_failure(entry, reason, keep_serving=True)
+                del slots[newest.version]  # serve the next newest; retried when the folder changes
+                continue
+            logger.info("model %s: serving version %d from the repository", entry.name, newest.version)
+        if not slots:
+            self._stop_serving(entry, reason)
+            return
+        self._install(entry, slots)
 
     # -- lookup ------------------------------------------------------------
 
@@ -292,9 +615,13 @@ class ModelManager:
     def version(self, name: str, version: int | None = None) -> ModelVersion:
         """The loaded version to serve: ``version``, or the highest when None.
 
+        An older version that is not loaded is loaded now (see the version
+        policy); the caller waits for the load.
+
         Raises:
             NotFoundError: unknown model, or a version it does not have.
             ServiceUnavailableError: the model is not ready (503 with the reason).
+            UnprocessableError: the named version fails to load.
         """
         entry = self.entry(name)
         if entry.state is not ModelState.READY:
@@ -304,12 +631,19 @@ class ModelManager:
                 f"model '{name}' is not ready: {entry.state.value.lower()}{detail}", retry_after=retry
             )
         if version is None:
-            return entry.latest  # type: ignore[return-value] - READY implies a version
-        found = entry.versions.get(version)
-        if found is None:
+            return entry.latest.load()  # type: ignore[union-attr] - READY implies a loaded newest
+        slot = entry.versions.get(version)
+        if slot is None:
             known = ", ".join(str(v) for v in sorted(entry.versions))
             raise NotFoundError(f"model '{name}' has no version {version}; its versions are {known}")
-        return found
+        loaded = slot.load()
+        self._mark_requested(entry, version)
+        return loaded
+
+    def _mark_requested(self, entry: ModelEntry, version: int) -> None:
+        entry.requested[version] = None
+        entry.requested.move_to_end(version)
+        self._unload_unrequested(entry)
 
     def disk_versions(self, name: str) -> list[int]:
         """The versions in the repository (empty when the folder vanished)."""
@@ -346,6 +680,29 @@ class ModelManager:
     def ready(self) -> bool:
         """Whether the start-up load pass is over (failed models do not hold the server back)."""
         return self.startup_complete
+
+
+def check_spec(spec: ModelSpec) -> None:
+    """Build ``spec``'s architecture with its config, which checks every key and value.
+
+    Raises:
+        UnprocessableError: unknown architecture (``details["architectures"]``) or a
+            config it refuses (``details["accepted_keys"]``).
+    """
+    try:
+        architecture = models.get_architecture(spec.architecture)
+    except models.ArchitectureError as exc:
+        raise UnprocessableError(str(exc), details={"architectures": models.available()}) from None
+    accepted = {"accepted_keys": accepted_keys(architecture.config_cls)}
+    try:
+        architecture.create(spec.config)
+    except models.ArchitectureError as exc:
+        raise UnprocessableError(str(exc), details=accepted) from None
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise UnprocessableError(
+            f"architecture {spec.architecture!r} cannot be built with this config: {_describe(exc)}",
+            details=accepted,
+        ) from None
 
 
 @contextmanager

@@ -12,35 +12,117 @@ Names are checked against :data:`MODEL_NAME_PATTERN` before any path is
 built from them, so no request can reach outside the repository. A version is
 a folder named by a positive integer that holds a weights file; a folder still
 being written (no weights file yet) is not a version.
+
+Writes never leave a torn state, even when the process is killed:
+
+- ``model.json`` is written to ``.model.json.<token>.tmp`` beside it, fsynced,
+  and renamed over it.
+- An upload is prepared in a staging folder ``<model>/.upload-<token>/``, whose
+  owner holds an ``flock`` on ``<model>/.upload-<token>.lock`` while it lives.
+  The complete folder is renamed to ``<model>/<n>``: the rename is the commit,
+  and it claims the number atomically (a rename onto a folder that already
+  holds a version fails, and the next number is tried), so two writers
+  racing, in one process or in many sharing the volume, get distinct versions.
+- Deleting a version renames it to ``.deleted-<n>-<token>`` first, then
+  removes it.
+
+Staging folders whose lock nobody holds (their writer died) and half-deleted
+versions are removed by :meth:`ModelRepository.clean_stale`; none of these
+dot-names can ever be mistaken for a model or a version.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
+import logging
+import os
 import re
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.errors import BadRequestError, NotFoundError, UnprocessableError
+from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError
 from app.settings import check_float_dtype
 
 __all__ = [
     "MODEL_NAME_PATTERN",
     "SPEC_FILE",
     "WEIGHTS_FILES",
+    "DiskState",
+    "FileIdentity",
     "ModelRepository",
     "ModelSpec",
+    "Staging",
+    "file_identity",
     "parse_spec",
     "parse_version",
     "validate_model_name",
 ]
 
+logger = logging.getLogger("app.repository")
+
 MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SPEC_FILE = "model.json"
 WEIGHTS_FILES = ("weights.safetensors", "weights.npz", "weights.pt", "weights.pth")
 _VERSION_PATTERN = re.compile(r"[1-9][0-9]{0,17}")
+_STAGING_PREFIX = ".upload-"
+_LOCK_SUFFIX = ".lock"
+_DELETED_PREFIX = ".deleted-"
+_SPEC_TMP_PREFIX = ".model.json."
+_LOCK_GRACE_S = 1.0  # a lock file this young may not be flocked by its creator yet
+_ORPHAN_AGE_S = 3600.0  # staging folders without a lock file are removed after this
+_CLAIM_ATTEMPTS = 10_000
+
+
+class FileIdentity(NamedTuple):
+    """What tells one file from another at the same path: inode, size, modification time."""
+
+    inode: int
+    size: int
+    mtime_ns: int
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    """The identity of the file at ``path``, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return FileIdentity(st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class DiskState:
+    """One model's folder as a scan saw it: ``model.json`` and each version's weights file.
+
+    Two scans compare equal exactly when nothing a loader reads has changed
+    (a replaced file has a new inode, so even a reused version number shows).
+    """
+
+    spec: FileIdentity | None
+    versions: tuple[tuple[int, FileIdentity], ...]
+
+    @property
+    def numbers(self) -> list[int]:
+        """The version numbers, ascending."""
+        return [number for number, _ in self.versions]
+
+    @property
+    def newest(self) -> tuple[int, FileIdentity] | None:
+        """The highest version and its weights file's identity."""
+        return self.versions[-1] if self.versions else None
+
+    def identity_of(self, version: int) -> FileIdentity | None:
+        """The identity of ``version``'s weights file, or None when it is not on disk."""
+        return dict(self.versions).get(version)
 
 
 def validate_model_name(name: str) -> str:
@@ -201,11 +283,214 @@ class ModelRepository:
             raise NotFoundError(f"model '{name}' has no version {version}")
         return path
 
+    def disk_state(self, name: str) -> DiskState | None:
+        """A scan of the model's folder (None when the folder is gone); a few ``stat`` calls."""
+        folder = self.model_dir(name)
+        try:
+            entries = [e.name for e in os.scandir(folder) if _VERSION_PATTERN.fullmatch(e.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        versions = []
+        for number in sorted(int(n) for n in entries):
+            path = _weights_in(folder / str(number))
+            identity = file_identity(path) if path is not None else None
+            if identity is not None:
+                versions.append((number, identity))
+        return DiskState(file_identity(folder / SPEC_FILE), tuple(versions))
+
+    # -- writes ------------------------------------------------------------
+
+    def write_spec(self, name: str, text: bytes) -> bool:
+        """Create or replace ``<name>/model.json`` atomically; whether the model is new.
+
+        The bytes go to a temporary file in the model's folder, are fsynced, and
+        are renamed over ``model.json``; the folder is fsynced after.
+        """
+        folder = self.model_dir(name)
+        created = not (folder / SPEC_FILE).is_file()
+        if not folder.is_dir():
+            self.root.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(exist_ok=True)
+            _fsync_dir(self.root)
+        tmp = folder / f"{_SPEC_TMP_PREFIX}{secrets.token_hex(8)}.tmp"
+        try:
+            with open(tmp, "xb") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, folder / SPEC_FILE)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        _fsync_dir(folder)
+        return created
+
+    def new_staging(self, name: str) -> Staging:
+        """A locked staging folder in the model's folder for one upload.
+
+        Raises:
+            NotFoundError: no such model.
+        """
+        return Staging(self._existing_dir(name))
+
+    def commit_version(self, name: str, staging: Staging) -> int:
+        """Rename the complete staging folder to the next free version number; that number.
+
+        The staging folder must hold the weights file, already fsynced. The
+        number is claimed by the rename itself: when another writer took it
+        first, the next one is tried.
+        """
+        folder = self._existing_dir(name)
+        _fsync_dir(staging.path)
+        number = _next_number(folder)
+        for _ in range(_CLAIM_ATTEMPTS):
+            try:
+                os.rename(staging.path, folder / str(number))
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                    raise
+                number = max(number + 1, _next_number(folder))
+                continue
+            _fsync_dir(folder)
+            staging.committed = True
+            return number
+        raise ConflictError(f"model '{name}': could not claim a version number after {_CLAIM_ATTEMPTS} tries")
+
+    def delete_version(self, name: str, version: int) -> None:
+        """Remove ``version`` from the repository: rename it aside (atomic), then delete it.
+
+        Raises:
+            NotFoundError: no such model or version.
+        """
+        path = self.weights_path(name, version)
+        folder = path.parent.parent
+        doomed = folder / f"{_DELETED_PREFIX}{version}-{secrets.token_hex(8)}"
+        try:
+            os.rename(path.parent, doomed)
+        except FileNotFoundError:
+            raise NotFoundError(f"model '{name}' has no version {version}") from None
+        _fsync_dir(folder)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def clean_stale(self) -> list[Path]:
+        """Remove what dead writers left behind in every model folder; the paths removed.
+
+        Staging folders whose lock is free (their writer is gone), half-deleted
+        versions, and ``model.json`` temporaries older than a minute. A live
+        writer's files are never touched: its lock is held.
+        """
+        removed: list[Path] = []
+        for name in self.model_names():
+            with contextlib.suppress(OSError):
+                removed += _clean_model_dir(self.root / name)
+        return removed
+
     def _existing_dir(self, name: str) -> Path:
         folder = self.model_dir(name)
         if not folder.is_dir():
             raise NotFoundError(f"unknown model '{name}'{_available(self.model_names())}")
         return folder
+
+
+class Staging:
+    """A staging folder ``<model>/.upload-<token>/`` and the flock that marks its writer alive.
+
+    Use as a context manager: leaving it removes the folder (unless it was
+    committed as a version) and the lock file.
+
+    Args:
+        model_dir: the model's folder.
+    """
+
+    def __init__(self, model_dir: Path) -> None:
+        token = secrets.token_hex(8)
+        self.lock_path = model_dir / f"{_STAGING_PREFIX}{token}{_LOCK_SUFFIX}"
+        self.path = model_dir / f"{_STAGING_PREFIX}{token}"
+        self.committed = False
+        self._fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            self.path.mkdir()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the staging folder (when not committed) and the lock file; release the lock."""
+        if not self.committed:
+            shutil.rmtree(self.path, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.lock_path.unlink()
+        if self._fd >= 0:
+            os.close(self._fd)  # releases the flock
+            self._fd = -1
+
+
+def _clean_model_dir(folder: Path) -> list[Path]:
+    removed = []
+    now = time.time()
+    for entry in os.scandir(folder):
+        path = Path(entry.path)
+        age = now - entry.stat(follow_symlinks=False).st_mtime
+        if entry.name.startswith(_DELETED_PREFIX):
+            stale = True
+        elif entry.name.startswith(_STAGING_PREFIX) and entry.name.endswith(_LOCK_SUFFIX):
+            stale = age >= _LOCK_GRACE_S and not _is_locked(path)
+            if stale:
+                _remove(path.with_name(entry.name.removesuffix(_LOCK_SUFFIX)))
+        elif entry.name.startswith(_STAGING_PREFIX):
+            stale = age >= _ORPHAN_AGE_S and not path.with_name(entry.name + _LOCK_SUFFIX).exists()
+        elif entry.name.startswith(_SPEC_TMP_PREFIX):
+            stale = age >= 60
+        else:
+            continue
+        if stale:
+            _remove(path)
+            removed.append(path)
+            logger.info("removed %s, left behind by a writer that did not finish", path)
+    return removed
+
+
+def _is_locked(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return True  # its owner finished meanwhile: nothing to clean
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also releases a lock we took
+    return False
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _next_number(folder: Path) -> int:
+    """One more than every number-named entry of the folder, versions or not."""
+    numbers = [int(e.name) for e in os.scandir(folder) if _VERSION_PATTERN.fullmatch(e.name)]
+    return max(numbers, default=0) + 1
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _weights_in(folder: Path) -> Path | None:

@@ -54,6 +54,18 @@ class Settings(BaseSettings):
         128 * 2**20, ge=1024, description="Largest inference request body, after decompression."
     )
     max_upload_bytes: int = Field(1024 * 2**20, ge=1024, description="Largest uploaded checkpoint.")
+    max_older_versions: int = Field(
+        1,
+        ge=0,
+        le=1000,
+        description="Versions besides the newest kept loaded per model (requested ones, least recent out).",
+    )
+    repository_poll_ms: float = Field(
+        250.0,
+        ge=0,
+        le=60_000,
+        description="How often each worker checks the repository for new versions; 0 turns it off.",
+    )
     max_batch_size: int = Field(32, ge=1, description="Default max_batch_size of batchable models.")
     batch_delay_ms: float = Field(
         0.0, ge=0, le=10_000, description="How long dynamic batching waits to fill a batch."

@@ -1,6 +1,6 @@
 """HTTP routes, one module per area; each exposes ``router``."""
 
-from app.routes import activations, health, infer, inspect, metrics, models, repository
+from app.routes import activations, health, infer, inspect, metrics, models, repository, state_dict
 
 ROUTERS = [
     health.router,
@@ -8,6 +8,7 @@ ROUTERS = [
     infer.router,
     activations.router,
     repository.router,
+    state_dict.router,
     inspect.router,
     metrics.router,
 ]

@@ -1,21 +1,23 @@
-"""The model repository extension: index, load and unload.
+"""The model repository extension: index, load and unload; and creating a model's ``model.json``.
 
 ``tritonclient`` posts an empty body to ``/v2/repository/index`` and ``{}``
 or ``{"parameters": {...}}`` to load and unload; all of these are accepted.
-Load and unload are write endpoints (``MININN_API_KEY``).
+Load, unload and ``PUT /v2/repository/models/{m}`` are write endpoints
+(``MININN_API_KEY``; ``tritonclient`` sends the key through its ``headers``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from app.auth import require_read, require_write
 from app.dependencies import ManagerDep
-from app.errors import UnprocessableError
-from app.repository import ModelSpec, parse_spec
-from app.routes._body import read_json_object
+from app.errors import BadRequestError, UnprocessableError
+from app.repository import ModelSpec, parse_spec, validate_model_name
+from app.routes._body import read_body, read_json_object
 from app.routes._params import ModelName
 
 __all__ = ["router"]
@@ -97,6 +99,58 @@ async def unload_model(model_name: ModelName, request: Request, manager: Manager
     await read_json_object(request)  # {"parameters": {"unload_dependents": ...}} has nothing to do here
     await manager.unload(model_name)
     return {"name": model_name, "state": "UNAVAILABLE"}
+
+
+_SPEC_EXAMPLE = {
+    "architecture": "mlp",
+    "config": {"in_features": 4, "hidden_sizes": [8], "out_features": 3},
+    "max_batch_size": 16,
+    "description": "a small classifier",
+}
+
+
+@router.put(
+    "/v2/repository/models/{model_name:path}",
+    summary="Create or replace a model's model.json",
+    dependencies=[Depends(require_write)],
+    responses={
+        200: {"description": "replaced"},
+        201: {"description": "created"},
+        422: {"description": "unknown architecture (lists 'architectures') or bad config ('accepted_keys')"},
+    },
+    openapi_extra={
+        "requestBody": {"required": True, "content": {"application/json": {"example": _SPEC_EXAMPLE}}}
+    },
+)
+async def put_model(
+    model_name: str, request: Request, response: Response, manager: ManagerDep
+) -> dict[str, Any]:
+    """Check the architecture and its config by building it, write ``model.json`` atomically, reload.
+
+    201 for a new model, 200 for a replaced one. The model then serves its
+    versions under the new ``model.json``; one without versions waits for
+    ``PUT /v2/models/{m}/state_dict``. If the existing weights do not fit the new
+    config, ``load_error`` says why and a model that was serving keeps serving.
+    """
+    validate_model_name(model_name)
+    text = await read_body(request, 1 << 20, "the 1 MiB limit of model.json")
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequestError(f"request body is not valid JSON: {exc}") from None
+    spec = parse_spec(text, "model.json")
+    pretty = (json.dumps(document, indent=2) + "\n").encode()
+    created, entry, error = await manager.put_spec(model_name, pretty, spec)
+    response.status_code = 201 if created else 200
+    return {
+        "name": model_name,
+        "created": created,
+        "model": document,
+        "state": entry.state.value,
+        "reason": entry.reason,
+        "versions": [str(v) for v in sorted(entry.versions)],
+        "load_error": error,
+    }
 
 
 def _config_override(name: str, body: dict[str, Any]) -> ModelSpec | None:
