@@ -3,6 +3,7 @@
 Windows are visited with one vectorised step per kernel position (no loop
 over pixels): the max keeps a running maximum and the winning kernel
 position, which the backward uses to route each gradient to its source.
+Without autograd the max is separable (rows, then columns) and never pads.
 The average sums shifted views and divides by a separable divisor table.
 Adaptive average pooling is two small matrix products (``P_h @ x @ P_w^T``).
 """
@@ -145,13 +146,52 @@ class _MaxPool2d(Function):
 
 
 def _max_values(x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out_hw: Pair) -> Any:
-    """Window maxima only (NaN propagates, as in torch): one ``maximum`` per kernel position."""
-    xp = xp_of(x)
-    padded = _padded(x, padding, out_hw, kernel, stride, dilation, _fill_value(x.dtype))
-    best = padded[_window(0, kernel[1], out_hw, stride, dilation)].copy()
-    for k in range(1, kernel[0] * kernel[1]):
-        xp.maximum(best, padded[_window(k, kernel[1], out_hw, stride, dilation)], out=best)
-    return best
+    """Window maxima only (NaN propagates, as in torch), separably: over rows, then over columns.
+
+    Each axis is a running ``maximum`` over its taps, every tap clipped to the
+    outputs whose source lies inside the input, so the padding (which never wins)
+    is never built. About 3x faster than ``kh * kw`` passes over a padded copy;
+    a ``max`` over a strided ``(..., kh, kw)`` window view is slower still (its
+    inner loop is one short window).
+    """
+    rows = _max_along(x, 2, out_hw[0], kernel[0], stride[0], padding[0], dilation[0])
+    out = _max_along(rows, 3, out_hw[1], kernel[1], stride[1], padding[1], dilation[1])
+    return out.copy() if out is x else out
+
+
+def _max_along(x: Any, axis: int, out_len: int, k: int, s: int, pad: int, d: int) -> Any:
+    """Running maximum over the ``k`` taps of windows along ``axis`` (``x`` itself if trivial)."""
+    if (k, s, pad) == (1, 1, 0):
+        return x
+    taps = _tap_ranges(x.shape[axis], out_len, k, s, pad, d)
+    full = next((t for t in taps if t[:2] == (0, out_len)), None)  # a tap inside for every window
+    if full is not None:
+        out = x[_along(axis, full[2], s, out_len)].copy()
+        taps.remove(full)
+    else:
+        shape = x.shape[:axis] + (out_len,) + x.shape[axis + 1 :]
+        out = xp_of(x).full(shape, _fill_value(x.dtype), dtype=x.dtype)
+    for lo, hi, src in taps:
+        part = out[_along(axis, lo, 1, hi - lo)]
+        xp_of(x).maximum(part, x[_along(axis, src, s, hi - lo)], out=part)
+    return out
+
+
+def _tap_ranges(size: int, out_len: int, k: int, s: int, pad: int, d: int) -> list[tuple[int, int, int]]:
+    """``(first, end, source)`` per tap: outputs ``first:end`` read ``source``, ``source + s``, ..."""
+    ranges = []
+    for tap in range(k):
+        offset = tap * d - pad  # the input index this tap reads for output 0
+        first = -(offset // s) if offset < 0 else 0
+        end = min(out_len, (size - 1 - offset) // s + 1)
+        if end > first:
+            ranges.append((first, end, first * s + offset))
+    return ranges
+
+
+def _along(axis: int, start: int, step: int, count: int) -> tuple[slice, ...]:
+    """An index taking ``count`` elements from ``start`` every ``step`` along ``axis``."""
+    return (slice(None),) * axis + (slice(start, start + step * (count - 1) + 1, step),)
 
 
 class _Winners:

@@ -209,6 +209,40 @@ def test_max_pool_inference_path_propagates_nan_and_matches_torch():
     assert ours.grad_fn is None
 
 
+INFERENCE_MAX2D = MAX2D + [(1, 1, 0, 1, False), (3, 1, 1, 3, False), ((1, 4), (1, 3), (0, 2), 1, True)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 3, 7, 8), (3, 8, 9)])
+@pytest.mark.parametrize("cfg", INFERENCE_MAX2D, ids=str)
+def test_max_pool2d_under_no_grad_matches_torch_exactly_nan_included(cfg, shape, dtype):
+    k, s, p, d, ceil = cfg
+    x = _x(shape, dtype)
+    x[..., 1, 2] = np.nan
+    with mininn.no_grad():
+        ours = F.max_pool2d(mininn.tensor(x), k, s, p, d, ceil)
+    theirs = TF.max_pool2d(torch.tensor(x), k, s, p, d, ceil)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.dtype.name == np.dtype(dtype).name
+
+
+@pytest.mark.parametrize("cfg", MAX1D, ids=str)
+def test_max_pool1d_under_no_grad_matches_torch_exactly(cfg):
+    k, s, p, d, ceil = cfg
+    x = _x((2, 3, 11), np.float32)
+    with mininn.no_grad():
+        ours = F.max_pool1d(mininn.tensor(x), k, s, p, d, ceil)
+    np.testing.assert_array_equal(ours.numpy(), TF.max_pool1d(torch.tensor(x), k, s, p, d, ceil).numpy())
+
+
+def test_identity_max_pool_under_no_grad_returns_a_copy_not_the_input():
+    x = mininn.tensor(_x((1, 2, 3, 4), np.float32))
+    with mininn.no_grad():
+        out = F.max_pool2d(x, 1)
+    x.zero_()
+    assert out.abs().sum().item() > 0
+
+
 @pytest.mark.parametrize("make", [
     lambda m: m.MaxPool2d(3, 2, 1, ceil_mode=True), lambda m: m.AvgPool2d(3, 2, 1, ceil_mode=True),
     lambda m: m.AdaptiveAvgPool2d((3, 5)), lambda m: m.MaxPool1d(3, 2), lambda m: m.AvgPool1d(3, 2),
