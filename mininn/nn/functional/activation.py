@@ -23,7 +23,7 @@ from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._special import normal_cdf
-from mininn.nn.functional._utils import run_inplace
+from mininn.nn.functional._utils import needs_grad, run_inplace
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -55,8 +55,16 @@ def _stable_sigmoid(x: Any) -> Any:
 
 
 def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
-    """Run ``fn`` on ``input``; with ``inplace``, ``input`` takes the result (torch's in-place op)."""
+    """Run ``fn`` on ``input``; with ``inplace``, ``input`` takes the result (torch's in-place op).
+
+    Without autograd recording, an op with a raw in-place kernel writes straight into the
+    input's array: one pass and no temporary.
+    """
     if inplace:
+        kernel = _IN_PLACE.get(fn)
+        if kernel is not None and not needs_grad(input):
+            kernel(input._data, *args)
+            return input
         return run_inplace(input, lambda: fn.apply(input, *args))
     return fn.apply(input, *args)
 
@@ -75,6 +83,14 @@ class _Relu(Function):
     def backward(ctx: Context, g: Any) -> Any:
         (out,) = ctx.saved_tensors
         return g * (out > 0)
+
+
+def _relu_(x: Any) -> None:
+    np.maximum(x, x.dtype.type(0), out=x)
+
+
+def _hardtanh_(x: Any, lo: float, hi: float) -> None:
+    np.clip(x, x.dtype.type(lo), x.dtype.type(hi), out=x)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -295,6 +311,10 @@ class _LogSigmoid(Function):
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed without overflow."""
     return _LogSigmoid.apply(input)
+
+
+# raw kernels that overwrite their argument, for ``inplace=True`` outside autograd
+_IN_PLACE: dict[type[Function], Any] = {_Relu: _relu_, _Hardtanh: _hardtanh_}
 
 
 # ---- softmax ---------------------------------------------------------------------------------

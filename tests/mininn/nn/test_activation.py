@@ -132,6 +132,24 @@ def test_inplace_activation_without_grad_overwrites_and_returns_its_input():
     np.testing.assert_array_equal(z.numpy(), [-0.5, 0.5])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("op", [
+    lambda f, x: f.relu(x, inplace=True), lambda f, x: f.relu6(x, inplace=True),
+    lambda f, x: f.hardtanh(x, -0.5, 2.0, inplace=True),
+])
+def test_inplace_clamping_activations_without_grad_write_through_views_like_torch(op, dtype):
+    base = (np.random.default_rng(0).standard_normal((4, 5)) * 8).astype(dtype)
+    results = []
+    for lib, f in ((torch, TF), (mininn, F)):
+        whole = lib.tensor(base.copy())
+        with lib.no_grad():
+            part = whole[1:3]
+            assert op(f, part) is part
+        results.append(to_numpy(whole))
+    np.testing.assert_array_equal(results[1], results[0])
+    assert results[1].dtype == base.dtype
+
+
 def test_inplace_activation_while_recording_rebases_its_input_like_torch():
     x = np.array([-1.0, 2.0, 3.0])
     results = []
