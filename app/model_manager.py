@@ -49,8 +49,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import gc
 import logging
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
@@ -171,6 +173,7 @@ class ModelManager:
         self._locks: dict[str, asyncio.Lock] = {}
         # uploads checked at once (each holds about twice its file in memory)
         self.upload_slot = asyncio.Semaphore(1)
+        self._unloaded: list[weakref.ref[Any]] = []  # unloaded servables not freed yet
 
     # -- loading -----------------------------------------------------------
 
@@ -423,6 +426,7 @@ class ModelManager:
         """Drop the slot's loaded version: requests holding it finish; then its memory goes."""
         if slot.loaded is None:
             return
+        self._unloaded.append(weakref.ref(slot.loaded.servable))
         slot.loaded = None
         logger.info("model %s version %d unloaded", slot.name, slot.version)
         if forget_metrics:
@@ -506,18 +510,35 @@ class ModelManager:
     # -- following the repository -------------------------------------------
 
     async def watch(self) -> None:
-        """Follow the repository forever (every ``MININN_REPOSITORY_POLL_MS``; 0: never)."""
-        interval = self.settings.repository_poll_ms / 1000
-        if interval <= 0:
-            return
+        """Follow the repository forever (every ``MININN_REPOSITORY_POLL_MS``; 0: never).
+
+        Each tick also frees unloaded versions (:meth:`collect_unloaded`).
+        """
+        follow = self.settings.repository_poll_ms > 0
+        interval = self.settings.repository_poll_ms / 1000 if follow else 0.25
         while True:
             await asyncio.sleep(interval)
-            if not self.startup_complete:
+            self.collect_unloaded()
+            if not follow or not self.startup_complete:
                 continue
             try:
                 await self.sync_with_repository()
             except Exception as exc:  # a watch that dies would silently stop following the repository
                 logger.error("repository scan failed: %s", exc, exc_info=exc)
+
+    def collect_unloaded(self) -> int:
+        """Free the unloaded versions no request holds any more; how many are still held.
+
+        A loaded version's objects refer to each other (runner, batch queue), so
+        dropping the last reference leaves a cycle for the garbage collector;
+        this runs it while unloaded versions are still in memory, so their
+        arrays go within a tick instead of at some later full collection.
+        """
+        self._unloaded = [ref for ref in self._unloaded if ref() is not None]
+        if self._unloaded:
+            gc.collect()
+            self._unloaded = [ref for ref in self._unloaded if ref() is not None]
+        return len(self._unloaded)
 
     async def sync_with_repository(self) -> None:
         """One scan of the repository; every model that changed on disk is brought in line."""

@@ -435,26 +435,33 @@ class Staging:
 def _clean_model_dir(folder: Path) -> list[Path]:
     removed = []
     now = time.time()
-    for entry in os.scandir(folder):
-        path = Path(entry.path)
-        age = now - entry.stat(follow_symlinks=False).st_mtime
-        if entry.name.startswith(_DELETED_PREFIX):
-            stale = True
-        elif entry.name.startswith(_STAGING_PREFIX) and entry.name.endswith(_LOCK_SUFFIX):
-            stale = age >= _LOCK_GRACE_S and not _is_locked(path)
-            if stale:
-                _remove(path.with_name(entry.name.removesuffix(_LOCK_SUFFIX)))
-        elif entry.name.startswith(_STAGING_PREFIX):
-            stale = age >= _ORPHAN_AGE_S and not path.with_name(entry.name + _LOCK_SUFFIX).exists()
-        elif entry.name.startswith(_SPEC_TMP_PREFIX):
-            stale = age >= 60
-        else:
-            continue
-        if stale:
+    for entry in list(os.scandir(folder)):
+        try:
+            doomed = _stale(Path(entry.path), now - entry.stat(follow_symlinks=False).st_mtime)
+        except FileNotFoundError:
+            continue  # removed with its lock file
+        for path in doomed:
             _remove(path)
             removed.append(path)
             logger.info("removed %s, left behind by a writer that did not finish", path)
     return removed
+
+
+def _stale(path: Path, age: float) -> list[Path]:
+    """What to remove for this entry of a model folder: nothing, itself, or a staging folder and its lock."""
+    name = path.name
+    if name.startswith(_DELETED_PREFIX):
+        return [path]
+    if name.startswith(_STAGING_PREFIX) and name.endswith(_LOCK_SUFFIX):
+        if age < _LOCK_GRACE_S or _is_locked(path):
+            return []
+        return [path.with_name(name.removesuffix(_LOCK_SUFFIX)), path]
+    if name.startswith(_STAGING_PREFIX):
+        orphan = age >= _ORPHAN_AGE_S and not path.with_name(name + _LOCK_SUFFIX).exists()
+        return [path] if orphan else []
+    if name.startswith(_SPEC_TMP_PREFIX) and age >= 60:
+        return [path]
+    return []
 
 
 def _is_locked(path: Path) -> bool:
