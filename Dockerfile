@@ -48,7 +48,7 @@ ARG DEMO_MODELS="digits minilm"
 RUN /build/bin/python -c "import sys; from pathlib import Path; import models; print(models.seed_repository(Path('/models'), names=sys.argv[1:]))" ${DEMO_MODELS}
 
 # ---------------------------------------------------------------------------------------------
-# final: the wheels installed into a virtual environment; no compiler, no pip, no tests, no torch.
+# final: the wheels installed into a virtual environment (without pip); no compiler, tests or torch.
 FROM ${PYTHON_IMAGE}
 
 LABEL org.opencontainers.image.title="mininn-serve" \
