@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import requires, wrap_dim
+from mininn.nn.functional._utils import requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "normalize"]
@@ -139,18 +139,24 @@ class _GroupedNorm(Function):
                 need: tuple[bool, bool, bool]) -> Any:
         t = x.dtype.type
         x2 = x.reshape(rows, -1)
-        mean = x2.mean(axis=1, keepdims=True)
-        xc = x2 - mean
-        var = (xc * xc).mean(axis=1, keepdims=True)
-        invstd = t(1) / np.sqrt(var + t(eps))
-        xhat = (xc * invstd).reshape(x.shape)
-        out = xhat if w is None else xhat * w.reshape(affine_shape)
-        if b is not None:
-            out = out + b.reshape(affine_shape)
+        xhat = x2 - _row_means(x2)  # the one new array: centred, then normalised and mapped in place
+        var = _row_dots(xhat)
+        var *= t(1 / x2.shape[1])
+        var += t(eps)
+        invstd = np.sqrt(var)
+        np.reciprocal(invstd, out=invstd)
+        xhat *= invstd
+        xhat = xhat.reshape(x.shape)
         if any(need):
             ctx.save_for_backward(xhat, invstd, w)
             ctx.meta = (rows, affine_shape, None if b is None else b.shape, need)
-        return out
+            out = xhat if w is None else xhat * w.reshape(affine_shape)
+            return out if b is None else out + b.reshape(affine_shape)
+        if w is not None:
+            xhat *= w.reshape(affine_shape)
+        if b is not None:
+            xhat += b.reshape(affine_shape)
+        return xhat
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
@@ -168,11 +174,26 @@ class _GroupedNorm(Function):
         return gx, gw, gb, None, None, None, None
 
 
+def _row_means(x2: Any) -> Any:
+    """``(rows, 1)`` means of a ``(rows, cols)`` array: a matrix-vector product (BLAS, one pass)."""
+    return (x2 @ xp_of(x2).full(x2.shape[1], 1 / x2.shape[1], dtype=x2.dtype)).reshape(-1, 1)
+
+
+def _row_dots(x2: Any) -> Any:
+    """``(rows, 1)`` sums of squares: a batched dot product, one pass and no ``x * x`` temporary."""
+    return (x2[:, None, :] @ x2[:, :, None]).reshape(-1, 1)
+
+
 def _affine_reduce_axes(shape: tuple[int, ...], affine_shape: tuple[int, ...]) -> tuple[int, ...]:
     lead = len(shape) - len(affine_shape)
     return tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(affine_shape) if n == 1 and shape[lead + i] != 1
     )
+
+
+def _check_floating(input: Tensor, kernel: str) -> None:
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -196,6 +217,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t.shape)} and normalized_shape = {list(norm)}"
             )
+    _check_floating(input, "LayerNormKernelImpl")
     rows = int(np.prod(input.shape[: input.ndim - k]))
     need = (requires(input), requires(weight), requires(bias))
     return _GroupedNorm.apply(input, weight, bias, rows, norm, float(eps), need)
@@ -218,6 +240,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                 f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
                 f"{name} of shape {list(t.shape)} and input of shape {list(input.shape)}"
             )
+    _check_floating(input, "GroupNormKernelImpl")
     affine = (channels,) + (1,) * (input.ndim - 2)
     need = (requires(input), requires(weight), requires(bias))
     return _GroupedNorm.apply(input, weight, bias, input.shape[0] * num_groups, affine, float(eps), need)

@@ -15,6 +15,7 @@ from tests.mininn.nn._layer_parity import (
     slot_layout,
     state_layout,
     to_numpy,
+    tol,
     twin,
 )
 
@@ -175,6 +176,8 @@ def test_norm_layer_forward_errors_match_torch(make, shape):
     lambda lib, f: f.group_norm(lib.ones(2, 4, 3), 2, lib.ones(3)),
     lambda lib, f: f.group_norm(lib.ones(2), 2),
     lambda lib, f: f.normalize(lib.ones(2, 3), dim=3),
+    lambda lib, f: f.layer_norm(lib.ones(2, 3, dtype=lib.int64), (3,)),
+    lambda lib, f: f.group_norm(lib.ones(2, 4, dtype=lib.int64), 2),
 ])
 def test_functional_norm_errors_match_torch(call):
     same_error(lambda: call(torch, TF), lambda: call(mininn, F))
@@ -197,6 +200,25 @@ def test_layer_norm_matches_torch_values_and_gradients(shape, kwargs, dtype):
     tm = _randomize_affine(torch.nn.LayerNorm(shape, **kwargs).to(getattr(torch, np.dtype(dtype).name)))
     mm = twin(tm, nn.LayerNorm(shape, dtype=np.dtype(dtype).name, **kwargs))
     assert_parity(tm, mm, _x((2, 3, 5, 6), dtype, scale=3.0, shift=1.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("make,shape", [
+    (lambda m: m.LayerNorm(384), (2, 7, 384)),
+    (lambda m: m.LayerNorm((5, 6), elementwise_affine=False), (3, 5, 6)),
+    (lambda m: m.LayerNorm(6, bias=False), (4, 6)),
+    (lambda m: m.GroupNorm(4, 8), (2, 8, 30, 31)),
+    (lambda m: m.GroupNorm(2, 4, affine=False), (3, 4, 5)),
+], ids=["layer_384", "layer_no_affine", "layer_no_bias", "group_large", "group_no_affine"])
+def test_layer_and_group_norm_under_no_grad_match_torch_and_leave_the_input_alone(make, shape, dtype):
+    tm = _randomize_affine(make(torch.nn).to(getattr(torch, np.dtype(dtype).name)))
+    mm = twin(tm, make(nn).to(getattr(mininn, np.dtype(dtype).name)))
+    x = _x(shape, dtype, scale=3.0, shift=5.0)
+    mx = mininn.tensor(x.copy())
+    with mininn.no_grad():
+        got = mm(mx)
+    np.testing.assert_allclose(got.numpy(), tm(torch.tensor(x)).detach().numpy(), **tol(dtype))
+    np.testing.assert_array_equal(mx.numpy(), x)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
