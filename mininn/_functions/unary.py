@@ -12,7 +12,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.polynomial import chebyshev
 
 from mininn import _dtype
 from mininn._functions._util import _FLOAT, category, tensor_module
@@ -212,39 +211,160 @@ class Square(Function):
         return 2 * g * a
 
 
-# erf from two Chebyshev fits made once at import from math.erf/math.erfc (about 1e-14
-# relative error in float64): erf(x) = x * P(x^2) for |x| <= 2, and
-# erf(x) = 1 - exp(-x^2) * Q(x) for 2 < |x| < 6, where erfc(x) * exp(x^2) is smooth;
-# beyond 6, erf is +-1 in float64.
-def _erf_small_nodes(u: np.ndarray) -> np.ndarray:
-    x = np.sqrt(u)
-    vals = np.array([math.erf(v) / v if v > 0 else 2 / math.sqrt(math.pi) for v in x])
-    return vals
+# ---- the Gauss error function family: erf, the normal CDF and x * Phi(x) (GELU) ----------------
+#
+# Fits made with NumPy's least-squares ``polyfit`` at Chebyshev nodes against 40-digit mpmath
+# values; erf takes two per precision:
+#
+# * ``|x| < 1``: ``erf(x) = x * P(x**2)``;
+# * ``|x| >= 1``: ``erf(|x|) = 1 - exp(-x**2) * Q(1 / (1 + |x|/2))`` (``exp(x**2) * erfc(x)`` is
+#   smooth in ``1 / (1 + |x|/2)``).
+#
+# Worst relative error against mpmath on [-7, 7] and [1e-30, 1]: 1.8e-15 in float64, 1.9e-7 in
+# float32 (float32 rounding dominates). The float32 normal CDF takes one branch instead, fitted
+# the same way over ``|x| / sqrt(2)`` in [0, 9]: ``Phi(-|x|) = exp(-x**2 / 2) * R(t) / 2`` with
+# ``t = 1 / (1 + |x| / (2 sqrt(2)))``, half the work; its absolute error is below 2.5e-7
+# everywhere and its relative error below 5e-6 in the lower tail (where ``(1 + erf) / 2`` would
+# cancel). float16 and bfloat16 go through float32.
+#
+# Each kernel runs block by block over the flattened input, with in-place ufuncs on a few
+# scratch arrays small enough to stay in cache: its 25 to 60 elementwise steps then cost about
+# what a couple of passes over memory do (3x faster than whole-array temporaries).
 
-
-def _erfc_scaled_nodes(x: np.ndarray) -> np.ndarray:
-    return np.array([math.erfc(v) * math.exp(v * v) for v in x])
-
-
-_ERF_SMALL = chebyshev.Chebyshev.interpolate(_erf_small_nodes, 18, domain=[0, 4])
-_ERFC_LARGE = chebyshev.Chebyshev.interpolate(_erfc_scaled_nodes, 20, domain=[2, 6])
+_ERF_SMALL64 = (
+    1.128379167095514, -0.37612638903183065, 0.11283791670922999, -0.02686617063942439,
+    0.005223977573957022, -0.0008548324308577784, 0.00012055242995889513, -1.492370394109472e-05,
+    1.643427615013054e-06, -1.6104938275912867e-07, 1.3260714949490576e-08, -6.918373949512469e-10,
+)
+_ERF_LARGE64 = (
+    -1.3750495583212218e-07, 0.28209923028047745, 0.2820302379828762, 0.24738837316877443,
+    0.17320113840215678, 0.09535341500741923, -0.032242937310040784, -0.022146640496021216,
+    -0.041189759332541924, -0.11989199412894672, 0.1687966276473687, 0.24620669987072374,
+    -0.6541011758593958, 0.5761736456022144, -0.24378465361872845, 0.0421092570394883,
+)
+_ERF_SMALL32 = (
+    1.1283791273927473, -0.37612349784541343, 0.11280364408031913, -0.026716385096610725,
+    0.0049232776651801004, -0.0005654105859585546,
+)
+_ERF_LARGE32 = (
+    -8.95903581096565e-05, 0.28391093922004107, 0.2662615958043816, 0.32412769350117987,
+    -0.05308091859755979, 0.4993387795194062, -0.42679432730510913, 0.10628082456270362,
+)
+# R / 2 (halving every coefficient is exact, so this is bit for bit R(t) / 2)
+_HALF_CDF32 = tuple(c / 2 for c in (
+    -2.8776967684104613e-06, 0.282455026689225, 0.2761953031412264, 0.2884534182882324,
+    0.01977473445386444, 0.41467083613282135, -0.374958243838661, 0.09341201936311803,
+))
+_SQRT1_2 = math.sqrt(0.5)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_BLOCK_BYTES = 256 << 10  # per scratch array: five of them fit in a 2 MiB L2 cache
 
 
-def erf_array(a: Any) -> Any:
-    """erf of a float array, computed in float64 and returned in ``a``'s dtype."""
-    x = np.asarray(a, dtype=np.float64)
-    ax = np.abs(x)
-    out = np.sign(x)  # |x| >= 6 (and nan stays nan)
-    small = ax <= 2
-    if small.any():
-        xs = x[small]
-        out[small] = xs * _ERF_SMALL(xs * xs)
-    mid = (ax > 2) & (ax < 6)
-    if mid.any():
-        xm = ax[mid]
-        out[mid] = np.sign(x[mid]) * (1 - np.exp(-xm * xm) * _ERFC_LARGE(xm))
-    return out.astype(a.dtype, copy=False)
+def _horner(coefs: tuple[float, ...], z: Any, out: Any) -> None:
+    """``out = sum(coefs[i] * z**i)``, in place, in ``z``'s dtype."""
+    t = z.dtype.type
+    np.multiply(z, t(coefs[-1]), out=out)
+    out += t(coefs[-2])
+    for c in coefs[-3::-1]:
+        out *= z
+        out += t(c)
+
+
+def _blockwise(kernel: Any, x: Any, n_scratch: int) -> Any:
+    """A new array shaped like ``x``: ``kernel(x_block, out_block, scratch)`` over cache-sized blocks."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    block = _BLOCK_BYTES // flat.itemsize if isinstance(flat, np.ndarray) else flat.size
+    block = max(1, min(block, flat.size))
+    scratch = [np.empty_like(flat, shape=(block,)) for _ in range(n_scratch)]
+    with np.errstate(over="ignore", invalid="ignore"):  # infinite inputs: the unused branch
+        for start in range(0, flat.size, block):
+            stop = min(start + block, flat.size)
+            kernel(flat[start:stop], out[start:stop], [s[: stop - start] for s in scratch])
+    return out.reshape(np.shape(x))
+
+
+def _erf_block(x: Any, out: Any, scratch: list[Any]) -> None:
+    t2, u, v = scratch
+    one = x.dtype.type(1)
+    small, large = (_ERF_SMALL64, _ERF_LARGE64) if x.dtype == np.float64 else (_ERF_SMALL32, _ERF_LARGE32)
+    np.multiply(x, x, out=t2)
+    np.abs(x, out=u)
+    np.minimum(u, x.dtype.type(10), out=u)
+    u *= x.dtype.type(0.5)
+    u += one
+    np.reciprocal(u, out=u)  # 1 / (1 + |x|/2)
+    _horner(large, u, out)
+    np.negative(t2, out=v)
+    np.exp(v, out=v)
+    out *= v
+    np.subtract(one, out, out=out)
+    np.copysign(out, x, out=out)  # |x| >= 1
+    _horner(small, t2, v)
+    v *= x
+    np.copyto(out, v, where=t2 < one)  # |x| < 1
+
+
+def _lower_tail32(x: Any, out: Any, a: Any, u: Any) -> None:
+    """``out = Phi(-|x|)`` by the float32 fit, leaving ``|x|`` in ``a``; ``u`` is scratch."""
+    t = x.dtype.type
+    np.abs(x, out=a)
+    np.multiply(a, t(0.5 * _SQRT1_2), out=u)
+    u += t(1)
+    np.reciprocal(u, out=u)
+    _horner(_HALF_CDF32, u, out)
+    np.multiply(a, a, out=u)
+    u *= t(-0.5)
+    np.exp(u, out=u)
+    out *= u
+
+
+def _normal_cdf_block32(x: Any, out: Any, scratch: list[Any]) -> None:
+    _lower_tail32(x, out, *scratch)
+    np.subtract(x.dtype.type(1), out, out=out, where=x >= 0)
+
+
+def _gelu_block32(x: Any, out: Any, scratch: list[Any]) -> None:
+    a, u, lower = scratch
+    _lower_tail32(x, lower, a, u)
+    lower *= a
+    np.maximum(x, x.dtype.type(0), out=out)
+    out -= lower  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|)
+
+
+def _via_float32(fn: Any, x: Any) -> Any:
+    return fn(x.astype(np.float32)).astype(x.dtype)
+
+
+def erf_array(x: Any) -> Any:
+    """The error function of a floating array, elementwise, in its dtype."""
+    if x.dtype not in (np.float32, np.float64):
+        return _via_float32(erf_array, x)
+    return _blockwise(_erf_block, x, 3)
+
+
+def normal_cdf_array(x: Any) -> Any:
+    """The standard normal CDF ``Phi(x) = (1 + erf(x / sqrt(2))) / 2`` of a floating array."""
+    if x.dtype == np.float64:
+        out = erf_array(x * _SQRT1_2)
+        out += 1.0
+        out *= 0.5
+        return out
+    if x.dtype != np.float32:
+        return _via_float32(normal_cdf_array, x)
+    return _blockwise(_normal_cdf_block32, x, 2)
+
+
+def gelu_array(x: Any) -> Any:
+    """GELU's ``x * Phi(x)`` of a floating array, in its dtype."""
+    if x.dtype == np.float64:
+        out = normal_cdf_array(x)
+        with np.errstate(invalid="ignore"):  # -inf * 0 is nan, as in torch
+            out *= x
+        return out
+    if x.dtype != np.float32:
+        return _via_float32(gelu_array, x)
+    return _blockwise(_gelu_block32, x, 3)
 
 
 class Erf(Function):

@@ -19,11 +19,11 @@ import numpy as np
 from mininn._functions._util import unbroadcast
 from mininn._functions.softmax import log_softmax as _core_log_softmax
 from mininn._functions.softmax import softmax as _core_softmax
+from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._special import normal_cdf
-from mininn.nn.functional._utils import needs_grad, run_inplace
+from mininn.nn.functional._utils import needs_grad, run_inplace, scalar_name
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -208,15 +208,14 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 class _Gelu(Function):
     @staticmethod
     def forward(ctx: Context, x: Any) -> Any:
-        cdf = normal_cdf(x)
-        ctx.save_for_backward(x, cdf)
-        return x * cdf
+        ctx.save_for_backward(x)
+        return gelu_array(x)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        x, cdf = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
         pdf = np.exp(x * x * x.dtype.type(-0.5)) * x.dtype.type(_INV_SQRT_2PI)
-        return g * (cdf + x * pdf)
+        return g * (normal_cdf_array(x) + x * pdf)
 
 
 class _GeluTanh(Function):
@@ -238,6 +237,8 @@ class _GeluTanh(Function):
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``; ``approximate='tanh'`` uses the tanh formula."""
+    if approximate in ("none", "tanh") and not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{scalar_name(input)}'")
     if approximate == "none":
         return _Gelu.apply(input)
     if approximate == "tanh":

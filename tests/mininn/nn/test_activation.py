@@ -1,4 +1,4 @@
-"""Activation layers and functions against torch 2.13, plus the vectorised erf behind GELU."""
+"""Activation layers and functions against torch 2.13, plus the erf kernels behind GELU and ``mininn.erf``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 import mininn
 import mininn.nn.functional as F
 from mininn import nn
-from mininn.nn.functional._special import erf, normal_cdf
+from mininn._functions.unary import erf_array as erf
+from mininn._functions.unary import gelu_array
+from mininn._functions.unary import normal_cdf_array as normal_cdf
 from tests.mininn.nn._layer_parity import assert_parity, same_error, state_layout, to_numpy, twin
 
 torch = pytest.importorskip("torch")
@@ -187,12 +189,14 @@ def test_activation_under_no_grad_records_no_graph():
     lambda lib, f: lib.nn.GELU("foo")(lib.ones(3)),
     lambda lib, f: lib.nn.Hardtanh(1.0, 1.0),
     lambda lib, f: lib.nn.PReLU(3)(lib.ones(2, 4)),
+    lambda lib, f: f.gelu(lib.ones(3, dtype=lib.int64)),
+    lambda lib, f: f.gelu(lib.ones(3, dtype=lib.int64), approximate="tanh"),
 ])
 def test_activation_errors_match_torch(call):
     same_error(lambda: call(torch, TF), lambda: call(mininn, F))
 
 
-# ---- erf ----------------------------------------------------------------------------------------
+# ---- erf, the normal CDF and GELU's x * Phi(x) (mininn._functions.unary) -------------------------
 
 
 def _reference_erf(x):
@@ -241,3 +245,52 @@ def test_activation_modules_behave_the_same_in_eval_mode(name, args, kwargs):
     tm = getattr(torch.nn, name)(*args, **kwargs)
     mm = twin(tm, getattr(nn, name)(*args, **kwargs))
     assert_parity(tm, mm, _x(np.float32), training=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_is_as_accurate_across_cache_blocks_and_for_strided_input(dtype):
+    x = (np.random.default_rng(0).standard_normal((301, 1001)) * 3).astype(dtype)  # blocks + a partial one
+    out = erf(x.T)
+    assert out.shape == (1001, 301) and out.dtype == dtype
+    ref = _reference_erf(x.T)
+    assert (np.abs(out - ref) / np.abs(ref)).max() < (1e-14 if dtype == np.float64 else 1e-6)
+
+
+def test_erf_float32_relative_error_stays_below_1e_6_down_to_tiny_arguments():
+    x = np.geomspace(1e-30, 4, 4000).astype(np.float32)
+    x = np.concatenate([x, -x])
+    ref = _reference_erf(x)
+    assert (np.abs(erf(x) - ref) / np.abs(ref)).max() < 1e-6
+
+
+@pytest.mark.parametrize("fn", [erf, normal_cdf, gelu_array], ids=["erf", "normal_cdf", "gelu"])
+def test_erf_kernels_keep_empty_and_zero_dim_shapes(fn):
+    assert fn(np.zeros((0, 3))).shape == (0, 3)
+    scalar = fn(np.array(0.5, dtype=np.float32))
+    assert scalar.shape == () and scalar.dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["erf", "gelu"])
+def test_half_precision_erf_and_gelu_match_torch_and_keep_their_dtype(name, dtype):
+    x = np.linspace(-5, 5, 201, dtype=np.float32)
+    ours = getattr(mininn.tensor(x).to(getattr(mininn, dtype)), name)() if name == "erf" else \
+        F.gelu(mininn.tensor(x).to(getattr(mininn, dtype)))
+    tx = torch.tensor(x).to(getattr(torch, dtype))
+    theirs = tx.erf() if name == "erf" else TF.gelu(tx)
+    assert ours.dtype.name == dtype
+    ulp = 2.0 ** (-10 if dtype == "float16" else -7)  # one unit in the last place at 1
+    np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=ulp, atol=ulp / 16)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exact_gelu_matches_torch_across_cache_blocks_infinities_and_nan_included(dtype):
+    x = np.random.default_rng(1).standard_normal(200_001) * 4
+    x[:5] = [np.inf, -np.inf, np.nan, -50.0, 50.0]
+    x = x.astype(dtype)
+    with mininn.no_grad():
+        ours = F.gelu(mininn.tensor(x)).numpy()
+    theirs = TF.gelu(torch.tensor(x)).numpy()
+    assert ours.dtype == dtype
+    t = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours, theirs, **t)
