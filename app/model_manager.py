@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import enum
 import gc
 import logging
@@ -534,11 +536,14 @@ class ModelManager:
         this runs it while unloaded versions are still in memory, so their
         arrays go within a tick instead of at some later full collection.
         """
-        self._unloaded = [ref for ref in self._unloaded if ref() is not None]
-        if self._unloaded:
-            gc.collect()
-            self._unloaded = [ref for ref in self._unloaded if ref() is not None]
-        return len(self._unloaded)
+        if not self._unloaded:
+            return 0
+        gc.collect()
+        held = [ref for ref in self._unloaded if ref() is not None]
+        if len(held) < len(self._unloaded):
+            _return_free_memory()
+        self._unloaded = held
+        return len(held)
 
     async def sync_with_repository(self) -> None:
         """One scan of the repository; every model that changed on disk is brought in line."""
@@ -701,6 +706,24 @@ class ModelManager:
     def ready(self) -> bool:
         """Whether the start-up load pass is over (failed models do not hold the server back)."""
         return self.startup_complete
+
+
+def _return_free_memory() -> None:
+    """Give the allocator's free pages back to the system (glibc ``malloc_trim``), so RSS shows the unload."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_LIBC = _load_libc()
 
 
 def check_spec(spec: ModelSpec) -> None:
