@@ -315,7 +315,17 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def send(self) -> int:
-        """The status of one round trip."""
+        """The status of one round trip (on a new connection if the server closed the idle one)."""
+        reused = self.writer is not None
+        try:
+            return await self._round_trip()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            self.close()
+            if not reused:
+                raise
+            return await self._round_trip()  # the server's keep-alive timeout closed it
+
+    async def _round_trip(self) -> int:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
@@ -387,19 +397,45 @@ def batch_rows(base: str, model: str) -> tuple[float, float]:
     return found["sum"], found["count"]
 
 
-def measure(point: Point, url: str, body: Body, warmup: float, base: str | None = None) -> Point:
-    before = batch_rows(base, point.model) if base else None
-    load = closed_loop(url, body, point.concurrency, warmup, point.seconds, CLIENT)
-    latencies, statuses = asyncio.run(load)
-    ok = statuses.get(200, 0)
-    point.answered = ok
-    point.throughput = ok / point.seconds
-    point.p50_ms, point.p95_ms, point.p99_ms = (percentile(latencies, q) for q in (50, 95, 99))
-    point.statuses = {str(k): v for k, v in sorted(statuses.items())}
-    if base and before:
-        after = batch_rows(base, point.model)
-        forwards = after[1] - before[1]
-        point.rows_per_forward = (after[0] - before[0]) / forwards if forwards else None
+@dataclass
+class Samples:
+    """What the rounds of one point collected."""
+
+    latencies: list[float] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    rows: float = 0.0
+    forwards: float = 0.0
+
+
+def run_segment(
+    samples: Samples,
+    url: str,
+    body: Body,
+    clients: int,
+    warmup: float,
+    seconds: float,
+    metrics: str | None,
+    model: str,
+) -> None:
+    """One measured stretch of closed-loop load, added to ``samples``."""
+    before = batch_rows(metrics, model) if metrics else (0.0, 0.0)
+    latencies, statuses = asyncio.run(closed_loop(url, body, clients, warmup, seconds, CLIENT))
+    after = batch_rows(metrics, model) if metrics else (0.0, 0.0)
+    samples.latencies += latencies
+    samples.statuses.update(statuses)
+    samples.seconds += seconds
+    samples.rows += after[0] - before[0]
+    samples.forwards += after[1] - before[1]
+
+
+def summarize(point: Point, samples: Samples) -> Point:
+    point.seconds = samples.seconds
+    point.answered = samples.statuses.get(200, 0)
+    point.throughput = point.answered / samples.seconds
+    point.p50_ms, point.p95_ms, point.p99_ms = (percentile(samples.latencies, q) for q in (50, 95, 99))
+    point.statuses = {str(k): v for k, v in sorted(samples.statuses.items())}
+    point.rows_per_forward = samples.rows / samples.forwards if samples.forwards else None
     batch = f", {point.rows_per_forward:.1f} rows/forward" if point.rows_per_forward else ""
     print(
         f"  {point.server:28s} {point.model:9s} {'on ' if point.batching else 'off'} {point.protocol:6s} "
@@ -408,6 +444,13 @@ def measure(point: Point, url: str, body: Body, warmup: float, base: str | None 
         flush=True,
     )
     return point
+
+
+def measure(point: Point, url: str, body: Body, warmup: float) -> Point:
+    """One point in one stretch (the overload section's before and after)."""
+    samples = Samples()
+    run_segment(samples, url, body, point.concurrency, warmup, point.seconds, None, point.model)
+    return summarize(point, samples)
 
 
 @dataclass(frozen=True)
@@ -456,12 +499,20 @@ def check(targets: list[Target], reference: np.ndarray | None) -> bool:
 
 
 def sweep(targets: list[Target], opts: argparse.Namespace) -> list[Point]:
-    """Every target at each concurrency, interleaved, so that the machine's load hits them alike."""
+    """Every target at each concurrency, in interleaved rounds, so that the machine's load hits them alike.
+
+    A point pools its rounds: throughput over their total time, percentiles over all their answers.
+    """
     points = []
     for clients in opts.concurrency:
-        for t in targets:
-            point = Point(t.server, t.model, t.batching, t.protocol, clients, opts.seconds)
-            points.append(measure(point, t.url, t.body, opts.warmup, t.metrics))
+        samples = [Samples() for _ in targets]
+        for _ in range(opts.rounds):
+            for t, collected in zip(targets, samples):
+                run_segment(collected, t.url, t.body, clients, opts.warmup, opts.seconds, t.metrics, t.model)
+        for t, collected in zip(targets, samples):
+            points.append(
+                summarize(Point(t.server, t.model, t.batching, t.protocol, clients, 0.0), collected)
+            )
     return points
 
 
@@ -591,13 +642,14 @@ def run_overload(repository: Path, work: Path, opts: argparse.Namespace) -> dict
     settings = {"max_queue": OVERLOAD["max_queue"], "request_timeout_ms": OVERLOAD["timeout_ms"]}
     clients = OVERLOAD["max_queue"]
     with mininn_server(repository, port, work / "overload.log", **settings) as pid:
+        seconds = opts.seconds * opts.rounds
         before = measure(
-            Point("mininn-serve", model, True, "binary", clients, opts.seconds), url, body, opts.warmup
+            Point("mininn-serve", model, True, "binary", clients, seconds), url, body, opts.warmup
         )
         rate = OVERLOAD["factor"] * before.throughput
         print(f"  overload: {rate:.1f} req/s offered for {opts.overload_seconds:.0f} s", flush=True)
         load = asyncio.run(open_loop(url, body, rate, opts.overload_seconds, pid))
-        after = measure(Point("mininn-serve", model, True, "binary", clients, opts.seconds), url, body, 0.0)
+        after = measure(Point("mininn-serve", model, True, "binary", clients, seconds), url, body, 0.0)
     records = load["records"]
     by_status = Counter(status for _, _, status in records)
     slowest = {str(s): max(lat for _, lat, st in records if st == s) * 1e3 for s in by_status}
@@ -708,7 +760,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
     )
     figure.suptitle(
         f"mininn-serve vs MLServer on {machine['cpus']} shared CPUs ({load}), "
-        f"{run['seconds']:.0f} s per point, BLAS {run['blas_threads']} thread per forward unless marked",
+        f"{run['seconds'] * run['rounds']:.0f} s per point in {run['rounds']} rounds, "
+        f"BLAS {run['blas_threads']} thread per forward unless marked",
         fontsize=11,
     )
     figure.tight_layout()
@@ -747,8 +800,9 @@ def plot_overload(top: Any, bottom: Any, overload: dict[str, Any]) -> None:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 s points, 8 s overload, no unpinned-BLAS run")
-    parser.add_argument("--seconds", type=float, default=4.0, help="measured seconds per point")
-    parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each point")
+    parser.add_argument("--seconds", type=float, default=2.5, help="measured seconds per point and round")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per point")
+    parser.add_argument("--warmup", type=float, default=0.5, help="unmeasured seconds before each round")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--concurrency", nargs="+", type=int, default=list(CONCURRENCY))
     parser.add_argument("--no-mlserver", action="store_true", help="skip the MLServer comparison")
@@ -768,7 +822,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     CLIENT = opts.client
     BLAS_ENV.update({key: str(opts.blas_threads) for key in BLAS_ENV})
     if opts.quick:
-        opts.seconds, opts.warmup, opts.overload_seconds, opts.default_blas = 2.0, 0.5, 8.0, False
+        opts.seconds, opts.rounds, opts.overload_seconds, opts.default_blas = 2.0, 1, 8.0, False
     return opts
 
 

@@ -405,6 +405,29 @@ def test_a_request_whose_deadline_passes_while_waiting_gets_504_at_its_deadline_
     assert rejections(metrics, "timeout") == 1
 
 
+def test_a_request_whose_forward_outlasts_its_deadline_gets_504_at_the_deadline(
+    executor: ThreadPoolExecutor,
+) -> None:
+    forward = GatedForward()
+    queue = make_queue(forward, executor)
+
+    async def main() -> tuple[GatewayTimeoutError, float]:
+        started = time.monotonic()
+        with pytest.raises(GatewayTimeoutError) as late:
+            await queue.submit(x(1.0), policy=ON, deadline=time.monotonic() + 0.1)
+        waited = time.monotonic() - started
+        forward.gate.set()
+        return late.value, waited
+
+    error, waited = asyncio.run(main())
+    assert 0.09 <= waited < 1.0  # answered at the deadline, the forward still running
+    assert error.message == (
+        "request for model 'm' did not finish within its timeout of 100 ms (its forward pass was running); "
+        "retry later, or raise the request's 'timeout' parameter (microseconds) or MININN_REQUEST_TIMEOUT_MS"
+    )
+    assert forward.rows == [1]
+
+
 def test_expired_requests_are_dropped_before_the_next_batch_is_formed(executor: ThreadPoolExecutor) -> None:
     forward = GatedForward()
     queue = make_queue(forward, executor)
