@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         "log_level": settings.log_level,
         "log_config": logging_config(settings.log_level),
         "timeout_graceful_shutdown": 10,
+        # httptools with limits on the request head's size and arrival time (MININN_MAX_HEADER_BYTES,
+        # MININN_HEADER_TIMEOUT_S), which uvicorn itself does not bound
+        "http": "app.http_protocol:GuardedHttpToolsProtocol",
     }
     if settings.workers > 1:
         uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **common)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from app.errors import PayloadTooLargeError, UnprocessableError
+from app.json_limits import parse_json
 from app.protocol import EncodedResponse, InferenceRequest, RequestedOutput, encode_inference_response
 from app.protocol.tensors import host_array
 from mininn.nn import ActivationCapture, ActivationStats, CaptureError, CaptureLimitError, Module
@@ -166,7 +167,7 @@ def _interventions(value: Any, what: str) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return parse_json(value, what)
     except json.JSONDecodeError as exc:
         raise UnprocessableError(f"{what} is a string but not a JSON list of interventions: {exc}") from None
 

@@ -9,6 +9,7 @@ as ``{"error": "<message>"}``::
     +-- UnauthorizedError              401  a key is configured and none was sent
     +-- ForbiddenError                 403  the key sent is not the configured one
     +-- NotFoundError                  404  unknown model, version or route
+    +-- RequestTimeoutError            408  the body did not arrive within MININN_BODY_TIMEOUT_S
     +-- ConflictError                  409  the request clashes with the current state
     +-- PayloadTooLargeError           413  body over MININN_MAX_REQUEST_BYTES
     +-- UnsupportedMediaTypeError      415  unknown Content-Encoding
@@ -46,6 +47,7 @@ __all__ = [
     "GatewayTimeoutError",
     "NotFoundError",
     "PayloadTooLargeError",
+    "RequestTimeoutError",
     "ServiceError",
     "ServiceUnavailableError",
     "TooManyRequestsError",
@@ -108,6 +110,15 @@ class NotFoundError(ServiceError):
     """Unknown model, model version or route."""
 
     status_code = 404
+
+
+class RequestTimeoutError(ServiceError):
+    """The request body did not arrive in time; the connection is closed after the answer."""
+
+    status_code = 408
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, headers={"Connection": "close"})
 
 
 class ConflictError(ServiceError):

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
+from app.body_timeout import BodyTimeoutMiddleware
 from app.errors import install_error_handlers
 from app.middleware import RequestContextMiddleware
 from app.routes import ROUTERS, ui
@@ -71,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.service = service
     install_error_handlers(app)
+    app.add_middleware(BodyTimeoutMiddleware, timeout_s=service.settings.body_timeout_s)
     app.add_middleware(
         RequestContextMiddleware, metrics=service.metrics, is_known_model=service.manager.is_known
     )

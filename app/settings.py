@@ -54,6 +54,15 @@ class Settings(BaseSettings):
         128 * 2**20, ge=1024, description="Largest inference request body, after decompression."
     )
     max_upload_bytes: int = Field(1024 * 2**20, ge=1024, description="Largest uploaded checkpoint.")
+    max_header_bytes: int = Field(
+        64 * 2**10, ge=1024, le=2**24, description="Largest request head (request line and headers); 431."
+    )
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=3600, description="Longest a request head may take to arrive (then 408, closed)."
+    )
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=86_400, description="Longest a request body may take to arrive, plus 1 s per MiB; 408."
+    )
     max_older_versions: int = Field(
         1,
         ge=0,

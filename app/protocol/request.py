@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from app.errors import BadRequestError, UnprocessableError
+from app.json_limits import parse_json
 from app.protocol.datatypes import DATATYPES
 from app.protocol.tensors import decode_binary, decode_json
 
@@ -112,7 +113,7 @@ def _split(body: bytes, header_length: str | None) -> tuple[bytes, int]:
     if header_length is None:
         return body, len(body)
     text = header_length.strip()
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # str.isdigit() alone accepts '²' and other digits
         raise BadRequestError(
             f"Inference-Header-Content-Length must be a non-negative integer, got {header_length!r}"
         )
@@ -128,7 +129,7 @@ def _parse_json(header: bytes, *, binary: bool) -> dict[str, Any]:
     if not header.strip():
         raise BadRequestError('request body is empty; send a JSON object such as {"inputs": [...]}')
     try:
-        document = json.loads(header)
+        document = parse_json(header, "the request's JSON")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         hint = "" if binary else " (binary tensor data needs the Inference-Header-Content-Length header)"
         raise BadRequestError(f"request body is not valid JSON: {exc}{hint}") from None

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Request
 
 from app.errors import BadRequestError, PayloadTooLargeError, UnprocessableError
+from app.json_limits import parse_json
 
 __all__ = ["read_body", "read_json_object"]
 
@@ -18,7 +19,7 @@ async def read_body(request: Request, limit: int, variable: str = "MININN_MAX_RE
     ``Content-Length`` gives an early refusal before anything is read.
     """
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLargeError(
             f"request body of {declared} bytes is over the {limit}-byte limit ({variable})"
         )
@@ -43,7 +44,7 @@ async def read_json_object(request: Request, limit: int = 1 << 20) -> dict[str, 
     if not body.strip():
         return {}
     try:
-        document = json.loads(body)
+        document = parse_json(body, "request body")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadRequestError(f"request body is not valid JSON: {exc}") from None
     if not isinstance(document, dict):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import tokenize
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ __all__ = ["MANIFEST", "load", "load_metadata", "save"]
 MANIFEST = "__mininn__"
 _MAX_NPY_HEADER = 10_000
 _MAX_MANIFEST_BYTES = 100_000_000
+# NumPy reads a .npy header with a tokenize pass and ast.literal_eval: a hostile
+# header makes those raise their own errors besides the zip layer's
+_NPY_ERRORS = (*ZIP_ERRORS, SyntaxError, tokenize.TokenError, RecursionError, TypeError, KeyError)
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ def load(source: Source) -> dict[str, np.ndarray]:
                     arrays[m.key] = _as_loaded(npz[m.key], m, manifest["dtypes"].get(m.key))
     except CheckpointError:
         raise
-    except ZIP_ERRORS as e:
+    except _NPY_ERRORS as e:
         raise CheckpointError(f"cannot read npz: {e}") from e
     return arrays
 
@@ -117,7 +121,7 @@ def _check_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> _Member:
             header_bytes = f.tell()
     except CheckpointError:
         raise
-    except ZIP_ERRORS as e:
+    except _NPY_ERRORS as e:
         raise CheckpointError(f"npz member {name!r} has a bad .npy header: {e}") from e
     dtype = _plain_dtype(name, dtype)
     needed = header_bytes + math.prod(shape) * dtype.itemsize
@@ -152,7 +156,7 @@ def _manifest(source: Source, members: list[_Member]) -> dict[str, dict[str, str
     try:
         with open_zip(source, "npz") as zf, zf.open(entry.info) as f:
             doc = json.loads(str(np.lib.format.read_array(f, allow_pickle=False)))
-    except ZIP_ERRORS as e:
+    except _NPY_ERRORS as e:
         raise CheckpointError(f"npz member {MANIFEST!r} is not valid JSON: {e}") from e
     return _check_manifest(doc)
 

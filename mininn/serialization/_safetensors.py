@@ -150,8 +150,8 @@ def _entry(name: str, spec: object) -> Entry:
             f"{where} must be an object with dtype, shape and data_offsets, got {spec!r:.200}"
         )
     code, shape, offsets = spec["dtype"], spec["shape"], spec["data_offsets"]
-    if code not in _DTYPES:
-        raise CheckpointError(f"{where} has unsupported dtype {code!r}; supported: {', '.join(_DTYPES)}")
+    if not isinstance(code, str) or code not in _DTYPES:
+        raise CheckpointError(f"{where} has unsupported dtype {code!r:.80}; supported: {', '.join(_DTYPES)}")
     if not _int_list(shape, 0, _MAX_NDIM):
         raise CheckpointError(f"{where} has invalid shape {shape!r:.200}")
     if not _int_list(offsets, 2, 2) or offsets[0] > offsets[1]:

@@ -1,0 +1,136 @@
+"""Regression tests of the bugs the hardening work found, one test (or two) per bug.
+
+Each was a 500 (or an unbounded wait or buffer) before its fix; SECURITY.md
+lists them with the fix.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import zipfile
+
+import numpy as np
+import pytest
+from _hardening_support import (
+    INFER_BODY,
+    asgi_request,
+    bearer,
+    mlp_state,
+    safetensors_bytes,
+    safetensors_parts,
+)
+from fastapi.testclient import TestClient
+
+import mininn
+from app.errors import BadRequestError
+from app.json_limits import MAX_JSON_DEPTH, parse_json
+from mininn.serialization import CheckpointError
+
+
+# ---- JSON nested past the interpreter's recursion limit was a RecursionError (500) ----------------
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("/v2/models/mlp/infer", b"[" * 5000),
+        ("/v2/models/mlp/activations", b"[" * 5000 + b"]" * 5000),
+        ("/v2/repository/index", b"[" * 5000 + b"]" * 5000),
+    ],
+)
+def test_json_nested_thousands_deep_is_400_not_500(keyed_client: TestClient, route: str, body: bytes) -> None:
+    response = keyed_client.post(route, content=body)
+    assert response.status_code == 400
+    assert "more than 64 levels deep" in response.json()["error"]
+
+
+def test_an_interventions_string_nested_thousands_deep_is_400_not_500(keyed_client: TestClient) -> None:
+    body = {**INFER_BODY, "parameters": {"capture": "0", "interventions": "[" * 3000 + "]" * 3000}}
+    response = keyed_client.post("/v2/models/mlp/infer", json=body)
+    assert response.status_code == 400
+
+
+def test_parse_json_measures_depth_without_recursing() -> None:
+    assert parse_json("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH, "x") is not None
+    assert parse_json(json.dumps({"a": list(range(100_000))}), "x")["a"][-1] == 99_999
+    with pytest.raises(BadRequestError, match="^x nests JSON arrays and objects more than 64 levels deep$"):
+        parse_json("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1), "x")
+    with pytest.raises(BadRequestError):
+        parse_json('{"a": ' * 100_000 + "1" + "}" * 100_000, "x")
+    with pytest.raises(json.JSONDecodeError):
+        parse_json("[1,", "x")
+
+
+# ---- a non-ASCII digit in Inference-Header-Content-Length passed isdigit() and failed int() (500) ----
+@pytest.mark.parametrize("value", [b"\xb2", b"1\xb9", b"\xbc"])  # '²', '1¹', '¼' in latin-1
+def test_a_non_ascii_digit_header_length_is_400(keyed_client: TestClient, value: bytes) -> None:
+    for route in ("infer", "activations"):
+        response = asgi_request(
+            keyed_client,
+            "POST",
+            f"/v2/models/mlp/{route}",
+            body=json.dumps(INFER_BODY).encode(),
+            headers=[(b"inference-header-content-length", value)],
+        )
+        assert response.status == 400
+        assert json.loads(response.body)["error"].startswith("Inference-Header-Content-Length must be")
+
+
+def test_a_non_ascii_digit_content_length_is_not_a_500(keyed_client: TestClient) -> None:
+    response = asgi_request(
+        keyed_client,
+        "POST",
+        "/v2/models/mlp/infer",
+        body=json.dumps(INFER_BODY).encode(),
+        headers=[(b"content-length", b"\xb2")],
+    )
+    assert response.status == 200
+
+
+# ---- a safetensors dtype that is a JSON array or object raised TypeError (upload: 500) ----------------
+@pytest.mark.parametrize("dtype", [[], {"a": 1}, ["F32"], 3, None])
+def test_a_safetensors_dtype_that_is_not_a_string_is_a_checkpoint_error(dtype: object) -> None:
+    buf = io.BytesIO()
+    mininn.save(mlp_state(1), buf)
+    header, payload = safetensors_parts(buf.getvalue())
+    header["0.bias"]["dtype"] = dtype
+    with pytest.raises(CheckpointError, match=r"safetensors tensor '0.bias' has unsupported dtype"):
+        mininn.load(io.BytesIO(safetensors_bytes(header, payload)))
+
+
+# ---- a hostile .npy header raised tokenize.TokenError / SyntaxError (upload: 500) ----------------------
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (2,",  # unterminated: TokenError
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} )",  # SyntaxError
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': " + b"(" * 3000 + b")" * 3000 + b"}",
+    ],
+)
+def test_a_hostile_npy_header_is_a_checkpoint_error(header: bytes) -> None:
+    header = header + b" " * (-(len(header) + 11) % 64) + b"\n"
+    member = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + bytes(8)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("w.npy", member)
+    with pytest.raises(CheckpointError, match="npz member 'w.npy'"):
+        mininn.load(io.BytesIO(buf.getvalue()))
+
+
+def test_uploading_either_hostile_file_is_400(keyed_client: TestClient) -> None:
+    buf = io.BytesIO()
+    mininn.save(mlp_state(1), buf)
+    header, payload = safetensors_parts(buf.getvalue())
+    header["0.bias"]["dtype"] = []
+    bad_npy = (
+        b"\x93NUMPY\x01\x00"
+        + struct.pack("<H", 54)
+        + b"{'descr': '<f4', 'fortran_order': False, 'shape': (2,"
+        + b"\n"
+    )
+    npz = io.BytesIO()
+    with zipfile.ZipFile(npz, "w") as zf:
+        zf.writestr("0.bias.npy", bad_npy + np.zeros(2, np.float32).tobytes())
+    for data in (safetensors_bytes(header, payload), npz.getvalue()):
+        response = keyed_client.put("/v2/models/mlp/state_dict", content=data, headers=bearer())
+        assert response.status_code == 400, response.text
