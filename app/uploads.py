@@ -9,19 +9,22 @@ repository and the served version as they were (the staging folder goes)::
                  MININN_MAX_UPLOAD_BYTES (a Content-Length over it: before any byte)
     2. read      the format comes from the bytes (safetensors, .npz, PyTorch .pt);
                  malformed, truncated or hostile files are 400
-    3. check     a fresh instance of the model's architecture loads the state dict
-                 (``load_state_dict(strict=...)``): missing / unexpected keys, size
-                 and dtype mismatches are 422 with torch's report and the lists as
-                 JSON; non-finite values are 422 unless allowed
+    3. check     a fresh instance of the model's architecture is built, and
+                 ``load_state_dict(strict=...)`` checks the state dict against it:
+                 missing / unexpected keys, size and dtype mismatches are 422 with
+                 torch's report and the lists as JSON; then the values are copied in
+                 (safetensors: tensor by tensor from the file, see
+                 :mod:`app.upload_checkpoints`); non-finite values are 422 unless allowed
     4. write     weights.safetensors beside it, streamed tensor by tensor, with
                  metadata (source format, sha256, size, time), fsynced
     5. warm up   the instance moves to its device and dtype and runs one forward
     6. publish   the staging folder is renamed to <model>/<n> (claiming the next
                  number atomically), and the instance becomes the served version
 
-Memory: the body never sits in memory; the check holds the loaded tensors and
-the fresh instance (about twice the file), and one upload at a time per process
-is checked, so concurrent uploads cannot multiply that.
+Memory: the body never sits in memory. Checking a safetensors upload holds
+the fresh instance and one tensor at a time; a ``.pt`` or ``.npz`` one is
+loaded whole beside the instance (about twice the file). One upload at a time
+per process is checked, so concurrent uploads cannot multiply that.
 
 A non-strict upload (``?strict=false``) drops unexpected keys; missing keys
 take their values from the newest version on disk (like ``load_state_dict(
@@ -38,7 +41,6 @@ import json
 import logging
 import os
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -51,7 +53,8 @@ import models
 from app.errors import BadRequestError, NotFoundError, PayloadTooLargeError, UnprocessableError
 from app.model_manager import LoadError, ModelManager, Publication
 from app.repository import ModelRepository, ModelSpec, Staging, file_identity, validate_model_name
-from mininn.serialization import CheckpointError, detect_format
+from app.upload_checkpoints import Checkpoint, detect, open_checkpoint
+from mininn.serialization import CheckpointError
 from mininn.serialization import load as load_checkpoint
 
 __all__ = [
@@ -262,11 +265,12 @@ def _write_and_hash(fh: Any, hasher: Any, chunks: list[bytes]) -> None:
 def _check_and_write(
     manager: ModelManager, name: str, spec: ModelSpec, body: _Body, options: UploadOptions
 ) -> _Checked:
-    source_format, state = _read(body.path)
-    state, stripped = _strip_prefix(state, options.strip_prefix)
-    servable = _build(manager.repository, name, spec)
-    missing, unexpected = _load_into(servable.module, state, options.strict, spec)
-    del state  # the module holds the values now
+    source_format = detect(body.path)
+    servable = _build(manager.repository, name, spec)  # first: its initialization's scratch is gone by
+    checkpoint = open_checkpoint(body.path, source_format)  # the time a whole .pt or .npz is loaded
+    checkpoint, stripped = checkpoint.renamed(options.strip_prefix)
+    missing, unexpected = _load_into(servable.module, checkpoint, options.strict, spec)
+    del checkpoint  # the module holds the values now
     checked = _Checked(servable, source_format, missing, unexpected, stripped)
     if checked.missing_keys:
         _fill_missing(manager.repository, name, servable.module, checked)
@@ -283,57 +287,6 @@ def _check_and_write(
     return checked
 
 
-def _read(path: Path) -> tuple[str, Mapping[str, Any]]:
-    try:
-        source_format = detect_format(path)
-    except CheckpointError as exc:
-        raise BadRequestError(
-            f"the body is not a safetensors, .npz or PyTorch .pt checkpoint: {exc}"
-        ) from None
-    try:
-        loaded = load_checkpoint(path)
-    except CheckpointError as exc:
-        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}") from None
-    return source_format, _as_state_dict(loaded, source_format)
-
-
-def _as_state_dict(loaded: Any, source_format: str) -> Mapping[str, Any]:
-    if not isinstance(loaded, Mapping):
-        raise UnprocessableError(
-            f"the uploaded {source_format} file holds a {type(loaded).__name__}, not a state dict "
-            "(a dict of parameter names to tensors)"
-        )
-    bad = [key for key in loaded if not isinstance(key, str)]
-    if bad:
-        raise UnprocessableError(f"state-dict keys must be strings, got {bad[0]!r}")
-    nested = [key for key, value in loaded.items() if isinstance(value, Mapping)]
-    if nested and len(nested) == len(loaded):
-        raise UnprocessableError(
-            f"the uploaded {source_format} file holds a dict of dicts ({_list(nested)}), not a state "
-            "dict; upload the model's state_dict() itself, e.g. checkpoint['state_dict']"
-        )
-    return loaded
-
-
-def _strip_prefix(state: Mapping[str, Any], prefix: str) -> tuple[Mapping[str, Any], int]:
-    if not prefix:
-        return state, 0
-    stripped: OrderedDict[str, Any] = OrderedDict()
-    count = 0
-    for key, value in state.items():
-        new = key[len(prefix) :] if key.startswith(prefix) else key
-        count += new != key
-        if new in stripped:
-            raise UnprocessableError(f"removing the prefix {prefix!r} gives the key {new!r} twice")
-        stripped[new] = value
-    metadata = getattr(state, "_metadata", None)
-    if metadata is not None:
-        stripped._metadata = OrderedDict(  # type: ignore[attr-defined]
-            (k[len(prefix) :] if k.startswith(prefix) else k, v) for k, v in metadata.items()
-        )
-    return stripped, count
-
-
 def _build(repository: ModelRepository, name: str, spec: ModelSpec) -> Any:
     try:
         return models.servable(spec.architecture, spec.config, resource_dir=repository.model_dir(name))
@@ -345,19 +298,17 @@ def _build(repository: ModelRepository, name: str, spec: ModelSpec) -> Any:
 
 
 def _load_into(
-    module: Any, state: Mapping[str, Any], strict: bool, spec: ModelSpec
+    module: Any, checkpoint: Checkpoint, strict: bool, spec: ModelSpec
 ) -> tuple[list[str], list[str]]:
-    """``module.load_state_dict(state, strict)``; 422 with the key report when it does not fit."""
+    """``module.load_state_dict(checkpoint, strict)``; 422 with the key report when it does not fit."""
     expected = module.state_dict()
-    missing = [key for key in expected if key not in state]
-    unexpected = [key for key in state if key not in expected]
-    sizes = [_size_mismatch(key, state[key], expected[key]) for key in expected if key in state]
-    dtypes = [_dtype_mismatch(key, state[key], expected[key]) for key in expected if key in state]
+    present = set(checkpoint.keys())
+    described = {key: checkpoint.describe(key) for key in expected if key in present}
     details = {
-        "missing_keys": missing,
-        "unexpected_keys": unexpected,
-        "size_mismatches": [s for s in sizes if s is not None],
-        "dtype_mismatches": [d for d in dtypes if d is not None],
+        "missing_keys": [key for key in expected if key not in present],
+        "unexpected_keys": [key for key in checkpoint.keys() if key not in expected],
+        "size_mismatches": [m for k, d in described.items() if (m := _size_mismatch(k, d, expected[k]))],
+        "dtype_mismatches": [m for k, d in described.items() if (m := _dtype_mismatch(k, d, expected[k]))],
     }
     where = f"the uploaded state dict does not fit architecture '{spec.architecture}'"
     if details["dtype_mismatches"]:
@@ -368,45 +319,37 @@ def _load_into(
         ]
         raise UnprocessableError(f"{where}: " + "\n\t".join(lines), details=details)
     try:
-        result = module.load_state_dict(state, strict=strict)
+        result = module.load_state_dict(checkpoint.for_check(expected), strict=strict)
     except (RuntimeError, TypeError) as exc:
         raise UnprocessableError(f"{where}: {exc}", details=details) from None
+    for key, tensor in module.state_dict().items():
+        if key in present:
+            checkpoint.copy_into(key, tensor._data)
     return list(result.missing_keys), list(result.unexpected_keys)
 
 
-def _size_mismatch(key: str, value: Any, target: Any) -> dict[str, Any] | None:
-    raw = _raw(value)
-    if not hasattr(raw, "shape"):
+def _size_mismatch(key: str, described: Any, target: Any) -> dict[str, Any] | None:
+    if described is None:
         return None  # not a tensor: load_state_dict reports it
-    shape = tuple(raw.shape)
-    wanted = tuple(target.shape)
+    shape, wanted = described[0], tuple(target.shape)
     if shape == wanted or (wanted == () and shape == (1,)):
         return None
     return {"key": key, "checkpoint_shape": list(shape), "model_shape": list(wanted)}
 
 
-def _dtype_mismatch(key: str, value: Any, target: Any) -> dict[str, Any] | None:
-    raw = _raw(value)
-    if not hasattr(raw, "dtype"):
-        return None  # not a tensor: load_state_dict reports it
-    have, want = np.dtype(raw.dtype), np.dtype(target._data.dtype)
+def _dtype_mismatch(key: str, described: Any, target: Any) -> dict[str, Any] | None:
+    if described is None:
+        return None
+    have, want = described[1], np.dtype(target._data.dtype)
     if _kind(have) == _kind(want):
         return None
-    return {"key": key, "checkpoint_dtype": _dtype_text(have), "model_dtype": _dtype_text(want)}
-
-
-def _raw(value: Any) -> Any:
-    return getattr(value, "_data", value)
+    return {"key": key, "checkpoint_dtype": have.name, "model_dtype": want.name}
 
 
 def _kind(dtype: np.dtype) -> str:
     if dtype.kind == "f" or dtype.name == "bfloat16":
         return "floating-point"
     return {"b": "bool", "i": "integer", "u": "integer", "c": "complex"}.get(dtype.kind, dtype.name)
-
-
-def _dtype_text(dtype: np.dtype) -> str:
-    return dtype.name
 
 
 def _fill_missing(repository: ModelRepository, name: str, module: Any, checked: _Checked) -> None:
@@ -504,8 +447,3 @@ def write_safetensors(path: Path, arrays: Mapping[str, np.ndarray], metadata: Ma
             fh.write(memoryview(contiguous.reshape(-1).view(np.uint8)))
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def _list(keys: list[str]) -> str:
-    shown = ", ".join(keys[:_MAX_LISTED])
-    return shown + (f", ... ({len(keys)} in all)" if len(keys) > _MAX_LISTED else "")

@@ -1,0 +1,250 @@
+"""An uploaded checkpoint, read for checking and for copying into a module.
+
+A safetensors upload is never loaded whole: its header (checked by
+``mininn.serialization.load_metadata`` first, so a hostile one fails there)
+gives each tensor's key, shape, dtype and place in the file; the check runs
+``load_state_dict`` on zero-byte stand-ins of those shapes, and then each
+tensor is read from the file straight into its parameter, one at a time. So
+checking a safetensors upload needs the fresh module and nothing more. A
+``.pt`` or ``.npz`` upload is loaded whole (``mininn.load``) and checked with
+its own values.
+
+Both kinds answer the same questions (:class:`Checkpoint`): which keys, what
+shape and dtype each has, what to hand ``load_state_dict``, and how to copy a
+tensor into a parameter's array.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.errors import BadRequestError, UnprocessableError
+from mininn import _dtype
+from mininn.serialization import CheckpointError, detect_format, load_metadata
+from mininn.serialization import load as load_checkpoint
+
+__all__ = ["Checkpoint", "detect", "open_checkpoint"]
+
+_MAX_LISTED = 50
+_SAFETENSORS_DTYPES = {
+    "BOOL": "bool",
+    "U8": "uint8",
+    "I8": "int8",
+    "I16": "int16",
+    "I32": "int32",
+    "I64": "int64",
+    "F16": "float16",
+    "BF16": "bfloat16",
+    "F32": "float32",
+    "F64": "float64",
+}
+
+
+def detect(path: Path) -> str:
+    """The checkpoint format of the file: ``safetensors``, ``npz`` or ``pt``.
+
+    Raises:
+        BadRequestError: it is none of them (400).
+    """
+    try:
+        return detect_format(path)
+    except CheckpointError as exc:
+        raise BadRequestError(
+            f"the body is not a safetensors, .npz or PyTorch .pt checkpoint: {exc}"
+        ) from None
+
+
+def open_checkpoint(path: Path, source_format: str) -> Checkpoint:
+    """The uploaded checkpoint at ``path`` (safetensors: its header only; others: loaded whole).
+
+    Raises:
+        BadRequestError: malformed, truncated or hostile bytes (400).
+        UnprocessableError: readable, but not a flat state dict (422).
+    """
+    try:
+        if source_format == "safetensors":
+            return _StreamedSafetensors.open(path)
+        return _Loaded(source_format, _as_state_dict(load_checkpoint(path), source_format))
+    except CheckpointError as exc:
+        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}") from None
+
+
+class Checkpoint:
+    """The keys, shapes and dtypes of an uploaded state dict, and its values on request."""
+
+    format: str
+
+    def keys(self) -> list[str]:
+        """The keys, in file order."""
+        raise NotImplementedError
+
+    def describe(self, key: str) -> tuple[tuple[int, ...], np.dtype] | None:
+        """Shape and dtype of ``key``'s tensor; None when the value is not a tensor."""
+        raise NotImplementedError
+
+    def for_check(self, expected: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What ``load_state_dict`` is given to check the keys and shapes against ``expected``."""
+        raise NotImplementedError
+
+    def copy_into(self, key: str, target: np.ndarray) -> None:
+        """Write ``key``'s values into ``target`` (after the check), cast to its dtype."""
+        raise NotImplementedError
+
+    def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
+        """The checkpoint with ``prefix`` removed where keys start with it, and how many did.
+
+        Raises:
+            UnprocessableError: two keys would become one.
+        """
+        raise NotImplementedError
+
+
+class _Loaded(Checkpoint):
+    """A checkpoint loaded whole: ``load_state_dict`` copies its values itself."""
+
+    def __init__(self, source_format: str, values: Mapping[str, Any]) -> None:
+        self.format, self.values = source_format, values
+
+    def keys(self) -> list[str]:
+        return list(self.values)
+
+    def describe(self, key: str) -> tuple[tuple[int, ...], np.dtype] | None:
+        raw = getattr(self.values[key], "_data", self.values[key])
+        return (
+            (tuple(raw.shape), np.dtype(raw.dtype))
+            if hasattr(raw, "shape") and hasattr(raw, "dtype")
+            else None
+        )
+
+    def for_check(self, expected: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.values
+
+    def copy_into(self, key: str, target: np.ndarray) -> None:
+        pass  # load_state_dict copied it
+
+    def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
+        names, count = _strip(self.keys(), prefix)
+        values: OrderedDict[str, Any] = OrderedDict((new, self.values[old]) for old, new in names.items())
+        metadata = getattr(self.values, "_metadata", None)
+        if metadata is not None:
+            values._metadata = OrderedDict(  # type: ignore[attr-defined]
+                (k[len(prefix) :] if k.startswith(prefix) else k, v) for k, v in metadata.items()
+            )
+        return _Loaded(self.format, values), count
+
+
+@dataclass(frozen=True)
+class _Entry:
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    offset: int  # from the start of the file
+    nbytes: int
+
+
+class _StreamedSafetensors(Checkpoint):
+    """A safetensors file read tensor by tensor, straight into the parameters."""
+
+    format = "safetensors"
+
+    def __init__(self, path: Path, entries: dict[str, _Entry]) -> None:
+        self.path, self.entries = path, entries
+
+    @classmethod
+    def open(cls, path: Path) -> _StreamedSafetensors:
+        load_metadata(path)  # checks the whole header against the file: dtypes, shapes, offsets
+        with open(path, "rb") as fh:
+            length = int.from_bytes(fh.read(8), "little")
+            header = json.loads(fh.read(length))
+        header.pop("__metadata__", None)
+        start = 8 + length
+        entries = {
+            key: _Entry(
+                _numpy_dtype(spec["dtype"]),
+                tuple(spec["shape"]),
+                start + spec["data_offsets"][0],
+                spec["data_offsets"][1] - spec["data_offsets"][0],
+            )
+            for key, spec in header.items()
+        }
+        order = sorted(entries, key=lambda k: entries[k].offset)
+        return cls(path, {key: entries[key] for key in order})
+
+    def keys(self) -> list[str]:
+        return list(self.entries)
+
+    def describe(self, key: str) -> tuple[tuple[int, ...], np.dtype] | None:
+        entry = self.entries[key]
+        return entry.shape, entry.dtype
+
+    def for_check(self, expected: Mapping[str, Any]) -> Mapping[str, Any]:
+        stand_ins = {}
+        for key, entry in self.entries.items():
+            target = expected.get(key)
+            dtype = np.dtype(target._data.dtype) if target is not None else entry.dtype  # no cast, no copy
+            stand_ins[key] = np.broadcast_to(np.zeros((), dtype), entry.shape)  # zero bytes
+        return stand_ins
+
+    def copy_into(self, key: str, target: np.ndarray) -> None:
+        entry = self.entries[key]
+        direct = target.dtype == entry.dtype and target.flags.c_contiguous and target.nbytes == entry.nbytes
+        buffer = target if direct else np.empty(entry.shape, entry.dtype)
+        with open(self.path, "rb") as fh:
+            _read_exactly(fh.fileno(), memoryview(buffer.reshape(-1).view(np.uint8)), entry.offset)
+        if not direct:
+            np.copyto(target, buffer.reshape(target.shape), casting="unsafe")
+
+    def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
+        names, count = _strip(self.keys(), prefix)
+        return _StreamedSafetensors(self.path, {new: self.entries[old] for old, new in names.items()}), count
+
+
+def _numpy_dtype(code: str) -> np.dtype:
+    return _dtype.as_dtype(_SAFETENSORS_DTYPES[code]).np
+
+
+def _read_exactly(fd: int, view: memoryview, offset: int) -> None:
+    done = 0
+    while done < view.nbytes:
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if not got:
+            raise BadRequestError(f"the uploaded safetensors file ends before byte {offset + view.nbytes}")
+        done += got
+
+
+def _strip(keys: list[str], prefix: str) -> tuple[dict[str, str], int]:
+    names: dict[str, str] = {}
+    seen: set[str] = set()
+    for key in keys:
+        new = key[len(prefix) :] if prefix and key.startswith(prefix) else key
+        if new in seen:
+            raise UnprocessableError(f"removing the prefix {prefix!r} gives the key {new!r} twice")
+        seen.add(new)
+        names[key] = new
+    return names, sum(old != new for old, new in names.items())
+
+
+def _as_state_dict(loaded: Any, source_format: str) -> Mapping[str, Any]:
+    if not isinstance(loaded, Mapping):
+        raise UnprocessableError(
+            f"the uploaded {source_format} file holds a {type(loaded).__name__}, not a state dict "
+            "(a dict of parameter names to tensors)"
+        )
+    bad = [key for key in loaded if not isinstance(key, str)]
+    if bad:
+        raise UnprocessableError(f"state-dict keys must be strings, got {bad[0]!r}")
+    nested = [key for key, value in loaded.items() if isinstance(value, Mapping)]
+    if nested and len(nested) == len(loaded):
+        shown = ", ".join(nested[:_MAX_LISTED]) + (", ..." if len(nested) > _MAX_LISTED else "")
+        raise UnprocessableError(
+            f"the uploaded {source_format} file holds a dict of dicts ({shown}), not a state "
+            "dict; upload the model's state_dict() itself, e.g. checkpoint['state_dict']"
+        )
+    return loaded
