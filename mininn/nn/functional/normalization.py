@@ -191,9 +191,11 @@ def _affine_reduce_axes(shape: tuple[int, ...], affine_shape: tuple[int, ...]) -
     )
 
 
-def _check_floating(input: Tensor, kernel: str) -> None:
+def _check_dtypes(input: Tensor, weight: Tensor | None, bias: Tensor | None, kernel: str) -> None:
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
+    if any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
+        raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of {scalar_name(input)}")
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -217,7 +219,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t.shape)} and normalized_shape = {list(norm)}"
             )
-    _check_floating(input, "LayerNormKernelImpl")
+    _check_dtypes(input, weight, bias, "LayerNormKernelImpl")
     rows = int(np.prod(input.shape[: input.ndim - k]))
     need = (requires(input), requires(weight), requires(bias))
     return _GroupedNorm.apply(input, weight, bias, rows, norm, float(eps), need)
@@ -240,7 +242,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                 f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
                 f"{name} of shape {list(t.shape)} and input of shape {list(input.shape)}"
             )
-    _check_floating(input, "GroupNormKernelImpl")
+    _check_dtypes(input, weight, bias, "GroupNormKernelImpl")
     affine = (channels,) + (1,) * (input.ndim - 2)
     need = (requires(input), requires(weight), requires(bias))
     return _GroupedNorm.apply(input, weight, bias, input.shape[0] * num_groups, affine, float(eps), need)

@@ -178,6 +178,9 @@ def test_norm_layer_forward_errors_match_torch(make, shape):
     lambda lib, f: f.normalize(lib.ones(2, 3), dim=3),
     lambda lib, f: f.layer_norm(lib.ones(2, 3, dtype=lib.int64), (3,)),
     lambda lib, f: f.group_norm(lib.ones(2, 4, dtype=lib.int64), 2),
+    lambda lib, f: f.layer_norm(lib.ones(2, 3), (3,), lib.ones(3, dtype=lib.float64)),
+    lambda lib, f: f.layer_norm(lib.ones(2, 3), (3,), None, lib.ones(3, dtype=lib.float64)),
+    lambda lib, f: f.group_norm(lib.ones(2, 4, 3), 2, lib.ones(4, dtype=lib.float64)),
 ])
 def test_functional_norm_errors_match_torch(call):
     same_error(lambda: call(torch, TF), lambda: call(mininn, F))
