@@ -35,6 +35,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.log import request_id_var
@@ -43,6 +44,7 @@ __all__ = [
     "BadRequestError",
     "ClientDisconnectedError",
     "ConflictError",
+    "ErrorBody",
     "ForbiddenError",
     "GatewayTimeoutError",
     "NotFoundError",
@@ -55,6 +57,7 @@ __all__ = [
     "UnprocessableError",
     "UnsupportedMediaTypeError",
     "error_response",
+    "error_responses",
     "install_error_handlers",
 ]
 
@@ -174,6 +177,34 @@ class ClientDisconnectedError(ServiceError):
     """The client disconnected before its answer was ready (nginx's 499; never delivered)."""
 
     status_code = 499
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response; some add fields (an upload's ``missing_keys``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: str
+
+
+_DESCRIPTIONS = {
+    400: "malformed body, header, name, version or query value",
+    401: "a key is configured and no bearer key was sent (WWW-Authenticate: Bearer)",
+    403: "the bearer key is not accepted here, or writes are closed (no MININN_API_KEY)",
+    404: "unknown model or version",
+    408: "the body did not arrive within MININN_BODY_TIMEOUT_S (the connection is closed)",
+    409: "the request clashes with the current state",
+    413: "body over its limit (MININN_MAX_REQUEST_BYTES, MININN_MAX_UPLOAD_BYTES, captures)",
+    415: "Content-Encoding other than gzip, deflate or identity",
+    422: "well-formed, but the names, shapes, datatypes or keys do not fit",
+    503: "not ready (loading, unloaded, failed) or its queue is full (Retry-After)",
+    504: "the request's timeout passed before it ran",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for error ``codes``, each with the :class:`ErrorBody` schema."""
+    return {code: {"model": ErrorBody, "description": _DESCRIPTIONS[code]} for code in codes}
 
 
 def error_response(

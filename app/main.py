@@ -15,8 +15,9 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
+from app import routes
 from app.body_timeout import BodyTimeoutMiddleware
-from app.errors import install_error_handlers
+from app.errors import error_responses, install_error_handlers
 from app.middleware import RequestContextMiddleware
 from app.routes import ROUTERS, ui
 from app.service import Service
@@ -36,6 +37,20 @@ Every error is `{"error": "<message>"}`: 400 malformed, 401/403 keys, 404 unknow
 model or version, 413 too large, 422 tensors that do not fit the model, 503
 not ready or overloaded (with `Retry-After`).
 """
+
+
+_COMMON = (400, 401, 403, 422)  # bad path/query values, keys, validation
+_BODY = (408, 413)  # routes that read a body
+_ERRORS = [  # what each router's routes may answer besides 2xx, for the OpenAPI schema
+    (routes.health.router, (401, 403, 503)),
+    (routes.models.router, (*_COMMON, 404, 503)),
+    (routes.inspect.router, (*_COMMON, 404, 503)),
+    (routes.infer.router, (*_COMMON, *_BODY, 404, 415, 503, 504)),
+    (routes.activations.router, (*_COMMON, *_BODY, 404, 415, 503, 504)),
+    (routes.repository.router, (*_COMMON, *_BODY, 404, 409, 503)),
+    (routes.state_dict.router, (*_COMMON, *_BODY, 404, 409, 503)),
+    (routes.metrics.router, (401, 403)),
+]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -77,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         RequestContextMiddleware, metrics=service.metrics, is_known_model=service.manager.is_known
     )
     for router in ROUTERS:
-        app.include_router(router)
+        codes = next((codes for known, codes in _ERRORS if known is router), _COMMON)
+        app.include_router(router, responses=error_responses(*codes))
     app.include_router(ui.router)  # the model explorer page at /ui/ (and / redirects there)
     return app
