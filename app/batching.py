@@ -78,6 +78,12 @@ Forward = Callable[[Arrays], Mapping[str, Any]]
 ExecutionHook = Callable[[int, int, int], None]  # (rows, mean queue ns, forward ns)
 
 _MAX_DELAY_MS = 10_000.0
+_WARN_EVERY_S = 10.0
+_REASONS = {
+    "queue_full": "refused with 503 (queue full)",
+    "timeout": "answered 504 (deadline passed)",
+    "cancelled": "dropped (client disconnected)",
+}
 
 
 # ---- the policy ------------------------------------------------------------------------------
@@ -214,6 +220,8 @@ class BatchQueue:
         self._alone_waiting = 0  # lone requests submitted to the pool, not started
         self._lock = threading.Lock()  # guards _alone_waiting and lone requests' started/abandoned
         self._pending = 0
+        self._rejected: dict[str, int] = {}  # refusals per reason since the last warning
+        self._warned: dict[str, float] = {}  # when each reason was last warned about
         self._busy = False  # a batched forward is running
         self._wakeup: asyncio.Handle | None = None  # a scheduled _dispatch
         self._wakeup_at = 0.0
@@ -284,14 +292,35 @@ class BatchQueue:
     def _admit(self) -> None:
         if self._pending >= self._max_queue:
             self._reject("queue_full")
-            raise ServiceUnavailableError(
+            error = ServiceUnavailableError(
                 f"model '{self.name}' already has {self._pending} requests waiting "
                 "(MININN_MAX_QUEUE); retry later"
             )
+            error.log_level = logging.DEBUG  # counted, and warned about once per period (_reject)
+            raise error
 
     def _reject(self, reason: str) -> None:
+        """Count a refused or dropped request; warn at most once per :data:`_WARN_EVERY_S` per reason.
+
+        Under overload a log line per refusal would cost the event loop more than the refusal.
+        """
         if self._m_rejected is not None:
             self._m_rejected.labels(self.name, reason).inc()
+        self._rejected[reason] = self._rejected.get(reason, 0) + 1
+        now = time.monotonic()
+        if now - self._warned.get(reason, -_WARN_EVERY_S) >= _WARN_EVERY_S:
+            logger.warning(
+                "model %s version %d: %d requests %s since the last such warning (queue %d/%d; "
+                "one warning per %.0f s at most, mininn_queue_rejections_total counts them all)",
+                self.name,
+                self.version,
+                self._rejected[reason],
+                _REASONS[reason],
+                self._pending,
+                self._max_queue,
+                _WARN_EVERY_S,
+            )
+            self._warned[reason], self._rejected[reason] = now, 0
 
     async def _wait(self, request: _Request) -> dict[str, Any]:
         assert request.future is not None
@@ -315,10 +344,12 @@ class BatchQueue:
                 f"waited {waited_ms:.0f} ms in the queue, past its timeout of {timeout_ms:.0f} ms, "
                 "and was dropped before it ran"
             )
-        return GatewayTimeoutError(
+        error = GatewayTimeoutError(
             f"request for model '{self.name}' {what}; retry later, or raise the request's 'timeout' "
             "parameter (microseconds) or MININN_REQUEST_TIMEOUT_MS"
         )
+        error.log_level = logging.DEBUG  # counted, and warned about once per period (_reject)
+        return error
 
     def _forget(self, request: _Request) -> None:
         """Drop a request that is over (answered, timed out or cancelled) from the bookkeeping."""

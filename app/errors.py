@@ -74,6 +74,7 @@ class ServiceError(Exception):
     """
 
     status_code: int = 500
+    log_level: int | None = None  # the handler's log level for it; None: WARNING for 5xx, INFO for 4xx
 
     def __init__(
         self,
@@ -227,7 +228,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
-    _log_client_error(request, exc.status_code, exc.message)
+    _log_client_error(request, exc.status_code, exc.message, exc.log_level)
     return error_response(exc.status_code, exc.message, exc.headers, exc.details)
 
 
@@ -272,12 +273,13 @@ def _describe_validation_error(error: Mapping[str, Any]) -> str:
     return f"{where} parameter '{name}': {message}"
 
 
-def _log_client_error(request: Request, status: int, message: str) -> None:
+def _log_client_error(request: Request, status: int, message: str, log_level: int | None = None) -> None:
     model = request.path_params.get("model_name", "-")
     if request.url.path.startswith("/v2/health/"):
         level = logging.DEBUG  # probes poll readiness; a 503 while loading is expected
     else:
         level = logging.WARNING if status >= 500 else logging.INFO
+    level = level if log_level is None else log_level
     logger.log(
         level,
         "request %s: %s %s model=%s -> %d %s",

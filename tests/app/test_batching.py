@@ -8,6 +8,7 @@ exactly which batches the queue will form when the gate opens.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -658,3 +659,31 @@ def test_minilm_batches_texts_of_different_lengths_like_it_embeds_them_alone(
     outputs = asyncio.run(main())
     for request, out in zip(requests, outputs):
         np.testing.assert_allclose(out["embedding"], runner.predict(request)["embedding"], atol=1e-6)
+
+
+def test_refusals_are_logged_at_debug_and_summed_in_one_warning_per_period(
+    executor: ThreadPoolExecutor, caplog: pytest.LogCaptureFixture
+) -> None:
+    forward = GatedForward()
+    queue = make_queue(forward, executor, max_queue=1)
+
+    async def main() -> list[ServiceUnavailableError]:
+        (parked,) = submit_all(queue, [x(1.0)])
+        await asyncio.sleep(0.01)
+        refused = []
+        for _ in range(3):
+            with pytest.raises(ServiceUnavailableError) as error:
+                await queue.submit(x(2.0), policy=ON)
+            refused.append(error.value)
+        forward.gate.set()
+        await parked
+        return refused
+
+    with caplog.at_level(logging.DEBUG, logger="app.batching"):
+        refused = asyncio.run(main())
+    assert {error.log_level for error in refused} == {logging.DEBUG}  # the error handler's level
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "model m version 1: 1 requests refused with 503 (queue full) since the last such warning "
+        "(queue 1/1; one warning per 10 s at most, mininn_queue_rejections_total counts them all)"
+    ]
