@@ -1,6 +1,7 @@
 """Loaded models: building, loading, warming up, swapping versions, and following the repository.
 
-Loading a model version means, in order: build the servable from
+Loading a model version (:class:`~app.model_versions.VersionLoader`) means,
+in order: build the servable from
 ``model.json`` (``models.servable``), load the version's weights strictly,
 move the module to its device and dtype (``model.json`` may override
 ``MININN_DEVICE`` / ``MININN_DTYPE``), ``eval()``, and run one warm-up forward
@@ -48,38 +49,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import enum
-import gc
 import logging
-import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import mininn
-import models
 from app.errors import NotFoundError, ServiceError, ServiceUnavailableError, UnprocessableError
 from app.metrics import Metrics
-from app.model_versions import ModelVersion, VersionSlot
+from app.model_versions import (
+    LoadError,
+    ModelVersion,
+    UnloadedVersions,
+    VersionLoader,
+    VersionSlot,
+    check_spec,
+)
 from app.repository import (
     DiskState,
     FileIdentity,
     ModelRepository,
     ModelSpec,
-    file_identity,
     validate_model_name,
 )
-from app.runner import ModelRunner
 from app.settings import Settings
-from app.statistics import InferenceStatistics
-from mininn.serialization import load as load_checkpoint
-from models.config import accepted_keys
 
 __all__ = [
     "LoadError",
@@ -102,10 +97,6 @@ class ModelState(str, enum.Enum):
     LOADING = "LOADING"
     UNLOADING = "UNLOADING"
     UNAVAILABLE = "UNAVAILABLE"
-
-
-class LoadError(Exception):
-    """A model version could not be loaded; the message names the step that failed."""
 
 
 @dataclass
@@ -175,7 +166,8 @@ class ModelManager:
         self._locks: dict[str, asyncio.Lock] = {}
         # uploads checked at once (each holds about twice its file in memory)
         self.upload_slot = asyncio.Semaphore(1)
-        self._unloaded: list[weakref.ref[Any]] = []  # unloaded servables not freed yet
+        self.loader = VersionLoader(repository, settings, executor, metrics)
+        self._unloaded = UnloadedVersions()
 
     # -- loading -----------------------------------------------------------
 
@@ -279,19 +271,17 @@ class ModelManager:
                 f"no versions: put the weights in {name}/1/weights.safetensors in the repository "
                 f"or upload them with PUT /v2/models/{name}/state_dict"
             )
-        slots = {number: self._slot(name, spec, number, source) for number, source in disk.versions}
+        slots = {number: self._new_slot(name, spec, number, source) for number, source in disk.versions}
         for number in sorted(slots)[-(1 + self.settings.max_older_versions) :]:
             self._load_slot(slots[number])
         return slots
 
-    def _slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
-        device, dtype = self._placement(spec)
-        try:
-            batchable = models.get_architecture(spec.architecture).batchable
-        except models.ArchitectureError:
-            batchable = False  # it fails to load anyway, with the reason
-        limit = self._batch_limit(spec, batchable)
-        return VersionSlot(name, version, spec, source, device, dtype, limit, self._load_on_use)
+    def _new_slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
+        return self.loader.slot(name, spec, version, source, self._load_on_use)
+
+    def prepare(self, name: str, spec: ModelSpec, servable: Any, where: str = "new version") -> None:
+        """:meth:`VersionLoader.prepare <app.model_versions.VersionLoader.prepare>` (blocking)."""
+        self.loader.prepare(name, spec, servable, where)
 
     def _load_slot(self, slot: VersionSlot) -> ModelVersion:
         """Load ``slot``'s version if it is not loaded (blocking; one load per slot at a time).
@@ -301,7 +291,7 @@ class ModelManager:
         """
         with slot.lock:
             if slot.loaded is None:
-                loaded = self._load_version(slot.name, slot.spec, slot.version, slot.statistics)
+                loaded = self.loader.load(slot.name, slot.spec, slot.version, slot.statistics)
                 if slot.source is not None and loaded.source != slot.source:
                     logger.warning(
                         "model %s version %d changed on disk while loading", slot.name, slot.version
@@ -321,81 +311,6 @@ class ModelManager:
         if entry is not None and entry.versions.get(slot.version) is slot:
             self._mark_requested(entry, slot.version)
         return loaded
-
-    def _load_version(
-        self, name: str, spec: ModelSpec, version: int, statistics: InferenceStatistics | None = None
-    ) -> ModelVersion:
-        started = time.perf_counter()
-        where = f"version {version}"
-        with _step(f"{where}: building architecture '{spec.architecture}'"):
-            servable = models.servable(
-                spec.architecture, spec.config, resource_dir=self.repository.model_dir(name)
-            )
-        path = self.repository.weights_path(name, version)
-        source = file_identity(path)
-        with _step(f"{where}: reading {path.parent.name}/{path.name}"):
-            state_dict = load_checkpoint(path)
-        with _step(f"{where}: loading the state dict"):
-            servable.module.load_state_dict(state_dict, strict=True)
-        del state_dict
-        self.prepare(name, spec, servable, where)
-        seconds = time.perf_counter() - started
-        return self.make_version(name, spec, version, servable, source, seconds, statistics)
-
-    def prepare(self, name: str, spec: ModelSpec, servable: Any, where: str = "new version") -> None:
-        """Move a loaded servable to its device and dtype, ``eval()`` it, and run the warm-up forward.
-
-        Runs on the calling thread (a worker thread: it is slow).
-
-        Raises:
-            LoadError: a step failed; the message names it.
-        """
-        device, dtype = self._placement(spec)
-        with _step(f"{where}: moving the module to {device} / {dtype}"):
-            servable.module.to(device, getattr(mininn, dtype))
-            servable.module.eval()
-        with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
-            servable.predict(servable.example_inputs(1))
-        logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
-
-    def make_version(
-        self,
-        name: str,
-        spec: ModelSpec,
-        version: int,
-        servable: Any,
-        source: FileIdentity | None,
-        seconds: float,
-        statistics: InferenceStatistics | None = None,
-    ) -> ModelVersion:
-        """The :class:`ModelVersion` of a prepared servable (see :meth:`prepare`): its runner."""
-        device, dtype = self._placement(spec)
-        statistics = statistics if statistics is not None else InferenceStatistics(name, version)
-        runner = ModelRunner(
-            name,
-            version,
-            servable,
-            self.executor,
-            statistics,
-            max_queue=self.settings.max_queue,
-            metrics=self.metrics,
-        )
-        self.metrics.model_load_seconds.labels(name, str(version)).set(seconds)
-        logger.info(
-            "model %s version %d ready on %s/%s in %.0f ms", name, version, device, dtype, seconds * 1e3
-        )
-        limit = self._batch_limit(spec, servable.batchable)
-        return ModelVersion(
-            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source
-        )
-
-    def _placement(self, spec: ModelSpec) -> tuple[str, str]:
-        return spec.device or self.settings.device, spec.dtype or self.settings.dtype
-
-    def _batch_limit(self, spec: ModelSpec, batchable: bool) -> int:
-        if not batchable:
-            return 0
-        return self.settings.max_batch_size if spec.max_batch_size is None else spec.max_batch_size
 
     # -- swapping ----------------------------------------------------------
 
@@ -428,7 +343,7 @@ class ModelManager:
         """Drop the slot's loaded version: requests holding it finish; then its memory goes."""
         if slot.loaded is None:
             return
-        self._unloaded.append(weakref.ref(slot.loaded.servable))
+        self._unloaded.track(slot.loaded.servable)
         slot.loaded = None
         logger.info("model %s version %d unloaded", slot.name, slot.version)
         if forget_metrics:
@@ -459,8 +374,10 @@ class ModelManager:
             newer_served = latest is not None and entry.state is ModelState.READY and latest.version > number
             if entry.unloaded or newer_served:
                 return Publication(number, False, entry.state, entry.reason)
-            slot = self._slot(name, spec, number, source)
-            slot.loaded = self.make_version(name, spec, number, servable, source, seconds, slot.statistics)
+            slot = self._new_slot(name, spec, number, source)
+            slot.loaded = self.loader.make_version(
+                name, spec, number, servable, source, seconds, slot.statistics
+            )
             self._install(entry, {**entry.versions, number: slot})
             return Publication(number, True, entry.state, entry.reason)
 
@@ -529,21 +446,8 @@ class ModelManager:
                 logger.error("repository scan failed: %s", exc, exc_info=exc)
 
     def collect_unloaded(self) -> int:
-        """Free the unloaded versions no request holds any more; how many are still held.
-
-        A loaded version's objects refer to each other (runner, batch queue), so
-        dropping the last reference leaves a cycle for the garbage collector;
-        this runs it while unloaded versions are still in memory, so their
-        arrays go within a tick instead of at some later full collection.
-        """
-        if not self._unloaded:
-            return 0
-        gc.collect()
-        held = [ref for ref in self._unloaded if ref() is not None]
-        if len(held) < len(self._unloaded):
-            _return_free_memory()
-        self._unloaded = held
-        return len(held)
+        """Free the unloaded versions no request holds any more; how many are still held."""
+        return self._unloaded.collect()
 
     async def sync_with_repository(self) -> None:
         """One scan of the repository; every model that changed on disk is brought in line."""
@@ -596,7 +500,7 @@ class ModelManager:
             slots[number] = (
                 old
                 if old is not None and old.source == source
-                else self._slot(entry.name, spec, number, source)
+                else self._new_slot(entry.name, spec, number, source)
             )
         reason = "no versions left in the repository"
         while slots:
@@ -706,62 +610,3 @@ class ModelManager:
     def ready(self) -> bool:
         """Whether the start-up load pass is over (failed models do not hold the server back)."""
         return self.startup_complete
-
-
-def _return_free_memory() -> None:
-    """Give the allocator's free pages back to the system (glibc ``malloc_trim``), so RSS shows the unload."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _load_libc() -> Any:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim.argtypes = [ctypes.c_size_t]
-        return libc
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        return None
-
-
-_LIBC = _load_libc()
-
-
-def check_spec(spec: ModelSpec) -> None:
-    """Build ``spec``'s architecture with its config, which checks every key and value.
-
-    Raises:
-        UnprocessableError: unknown architecture (``details["architectures"]``) or a
-            config it refuses (``details["accepted_keys"]``).
-    """
-    try:
-        architecture = models.get_architecture(spec.architecture)
-    except models.ArchitectureError as exc:
-        raise UnprocessableError(str(exc), details={"architectures": models.available()}) from None
-    accepted = {"accepted_keys": accepted_keys(architecture.config_cls)}
-    try:
-        architecture.create(spec.config)
-    except models.ArchitectureError as exc:
-        raise UnprocessableError(str(exc), details=accepted) from None
-    except (ValueError, TypeError, RuntimeError) as exc:
-        raise UnprocessableError(
-            f"architecture {spec.architecture!r} cannot be built with this config: {_describe(exc)}",
-            details=accepted,
-        ) from None
-
-
-@contextmanager
-def _step(what: str) -> Iterator[None]:
-    try:
-        yield
-    except LoadError:
-        raise
-    except ServiceError as exc:
-        raise LoadError(f"{what}: {exc.message}") from exc
-    except Exception as exc:  # any failure of user-supplied files or code
-        logger.debug("load step failed: %s", what, exc_info=exc)
-        raise LoadError(f"{what}: {_describe(exc)}") from exc
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text if isinstance(exc, (ValueError, RuntimeError, KeyError)) else f"{type(exc).__name__}: {text}"

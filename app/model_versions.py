@@ -9,22 +9,48 @@ to unload the version (requests holding it finish first; its memory goes
 with the last of them). A slot offers the same attributes as a
 :class:`ModelVersion`; those that need the weights (``servable``, ``runner``,
 ``module``) load the version on first use.
+
+:class:`VersionLoader` loads a version: build the servable from ``model.json``
+(``models.servable``), load the version's weights strictly, move the module to
+its device and dtype (``model.json`` may override ``MININN_DEVICE`` /
+``MININN_DTYPE``), ``eval()``, and run one warm-up forward on the servable's
+example inputs. A failed step raises :class:`LoadError` naming the step.
+:class:`UnloadedVersions` makes sure an unloaded version's memory really goes.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
+import logging
 import threading
-from collections.abc import Callable
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import mininn
 import models
-from app.repository import FileIdentity, ModelSpec
+from app.errors import ServiceError, UnprocessableError
+from app.metrics import Metrics
+from app.repository import FileIdentity, ModelRepository, ModelSpec, file_identity
 from app.runner import ModelRunner
+from app.settings import Settings
 from app.statistics import InferenceStatistics
+from mininn.serialization import load as load_checkpoint
+from models.config import accepted_keys
 
-__all__ = ["ModelVersion", "VersionSlot"]
+__all__ = ["LoadError", "ModelVersion", "UnloadedVersions", "VersionLoader", "VersionSlot", "check_spec"]
+
+logger = logging.getLogger("app.models")
+
+
+class LoadError(Exception):
+    """A model version could not be loaded; the message names the step that failed."""
 
 
 @dataclass
@@ -154,3 +180,202 @@ class VersionSlot:
             architecture = models.get_architecture(self.spec.architecture)
             self._signature = architecture.signature(architecture.make_config(self.spec.config))
         return self._signature
+
+
+class VersionLoader:
+    """Loads model versions for one service instance.
+
+    Args:
+        repository: where weights are read from.
+        settings: default device, dtype, batch size and queue length.
+        executor: the inference thread pool the runners share.
+        metrics: the service's metrics.
+    """
+
+    def __init__(
+        self, repository: ModelRepository, settings: Settings, executor: Executor, metrics: Metrics
+    ) -> None:
+        self.repository, self.settings, self.executor, self.metrics = repository, settings, executor, metrics
+
+    def slot(
+        self,
+        name: str,
+        spec: ModelSpec,
+        version: int,
+        source: FileIdentity | None,
+        loader: Callable[[VersionSlot], ModelVersion],
+    ) -> VersionSlot:
+        """A not-yet-loaded slot for ``version``, loading itself through ``loader``."""
+        device, dtype = self.placement(spec)
+        try:
+            batchable = models.get_architecture(spec.architecture).batchable
+        except models.ArchitectureError:
+            batchable = False  # it fails to load anyway, with the reason
+        return VersionSlot(
+            name, version, spec, source, device, dtype, self.batch_limit(spec, batchable), loader
+        )
+
+    def load(
+        self, name: str, spec: ModelSpec, version: int, statistics: InferenceStatistics | None = None
+    ) -> ModelVersion:
+        """Build, load, move, and warm up ``version`` of model ``name`` (blocking).
+
+        Raises:
+            LoadError: a step failed; the message names it.
+        """
+        started = time.perf_counter()
+        where = f"version {version}"
+        with _step(f"{where}: building architecture '{spec.architecture}'"):
+            servable = models.servable(
+                spec.architecture, spec.config, resource_dir=self.repository.model_dir(name)
+            )
+        path = self.repository.weights_path(name, version)
+        source = file_identity(path)
+        with _step(f"{where}: reading {path.parent.name}/{path.name}"):
+            state_dict = load_checkpoint(path)
+        with _step(f"{where}: loading the state dict"):
+            servable.module.load_state_dict(state_dict, strict=True)
+        del state_dict
+        self.prepare(name, spec, servable, where)
+        seconds = time.perf_counter() - started
+        return self.make_version(name, spec, version, servable, source, seconds, statistics)
+
+    def prepare(self, name: str, spec: ModelSpec, servable: Any, where: str = "new version") -> None:
+        """Move a loaded servable to its device and dtype, ``eval()`` it, and run the warm-up forward.
+
+        Runs on the calling thread (a worker thread: it is slow).
+
+        Raises:
+            LoadError: a step failed; the message names it.
+        """
+        device, dtype = self.placement(spec)
+        with _step(f"{where}: moving the module to {device} / {dtype}"):
+            servable.module.to(device, getattr(mininn, dtype))
+            servable.module.eval()
+        with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
+            servable.predict(servable.example_inputs(1))
+        logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
+
+    def make_version(
+        self,
+        name: str,
+        spec: ModelSpec,
+        version: int,
+        servable: Any,
+        source: FileIdentity | None,
+        seconds: float,
+        statistics: InferenceStatistics | None = None,
+    ) -> ModelVersion:
+        """The :class:`ModelVersion` of a prepared servable (see :meth:`prepare`): its runner."""
+        device, dtype = self.placement(spec)
+        statistics = statistics if statistics is not None else InferenceStatistics(name, version)
+        runner = ModelRunner(
+            name,
+            version,
+            servable,
+            self.executor,
+            statistics,
+            max_queue=self.settings.max_queue,
+            metrics=self.metrics,
+        )
+        self.metrics.model_load_seconds.labels(name, str(version)).set(seconds)
+        logger.info(
+            "model %s version %d ready on %s/%s in %.0f ms", name, version, device, dtype, seconds * 1e3
+        )
+        limit = self.batch_limit(spec, servable.batchable)
+        return ModelVersion(
+            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source
+        )
+
+    def placement(self, spec: ModelSpec) -> tuple[str, str]:
+        """The device and dtype of a model: its ``model.json``'s, else the settings'."""
+        return spec.device or self.settings.device, spec.dtype or self.settings.dtype
+
+    def batch_limit(self, spec: ModelSpec, batchable: bool) -> int:
+        """Largest batch per request (0: not batched)."""
+        if not batchable:
+            return 0
+        return self.settings.max_batch_size if spec.max_batch_size is None else spec.max_batch_size
+
+
+class UnloadedVersions:
+    """Unloaded versions until their memory is really gone.
+
+    A loaded version's objects refer to each other (runner, batch queue), so
+    dropping its last reference leaves a cycle for the garbage collector;
+    :meth:`collect` runs the collector while unloaded versions are still in
+    memory, then gives the freed pages back to the system (glibc
+    ``malloc_trim``), so an unload shows in the resident size within a tick
+    instead of at some later full collection.
+    """
+
+    def __init__(self) -> None:
+        self._refs: list[weakref.ref[Any]] = []
+
+    def track(self, servable: Any) -> None:
+        """Watch an unloaded version's servable."""
+        self._refs.append(weakref.ref(servable))
+
+    def collect(self) -> int:
+        """Free what no request holds any more; how many unloaded versions are still held."""
+        if not self._refs:
+            return 0
+        gc.collect()
+        held = [ref for ref in self._refs if ref() is not None]
+        if len(held) < len(self._refs) and _LIBC is not None:
+            _LIBC.malloc_trim(0)
+        self._refs = held
+        return len(held)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_LIBC = _load_libc()
+
+
+def check_spec(spec: ModelSpec) -> None:
+    """Build ``spec``'s architecture with its config, which checks every key and value.
+
+    Raises:
+        UnprocessableError: unknown architecture (``details["architectures"]``) or a
+            config it refuses (``details["accepted_keys"]``).
+    """
+    try:
+        architecture = models.get_architecture(spec.architecture)
+    except models.ArchitectureError as exc:
+        raise UnprocessableError(str(exc), details={"architectures": models.available()}) from None
+    accepted = {"accepted_keys": accepted_keys(architecture.config_cls)}
+    try:
+        architecture.create(spec.config)
+    except models.ArchitectureError as exc:
+        raise UnprocessableError(str(exc), details=accepted) from None
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise UnprocessableError(
+            f"architecture {spec.architecture!r} cannot be built with this config: {_describe(exc)}",
+            details=accepted,
+        ) from None
+
+
+@contextmanager
+def _step(what: str) -> Iterator[None]:
+    try:
+        yield
+    except LoadError:
+        raise
+    except ServiceError as exc:
+        raise LoadError(f"{what}: {exc.message}") from exc
+    except Exception as exc:  # any failure of user-supplied files or code
+        logger.debug("load step failed: %s", what, exc_info=exc)
+        raise LoadError(f"{what}: {_describe(exc)}") from exc
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if isinstance(exc, (ValueError, RuntimeError, KeyError)) else f"{type(exc).__name__}: {text}"
