@@ -88,6 +88,18 @@ def test_a_request_in_flight_finishes_when_its_version_is_deleted(slow_client: T
     assert result == [("2", [-5.0, 10.0])]
 
 
+def test_a_request_in_flight_finishes_on_its_version_while_the_model_is_reloaded(
+    slow_client: TestClient,
+) -> None:
+    manager = slow_client.app.state.service.manager
+    before = manager.version("gain")
+    thread, result = _in_flight(slow_client, lambda: _infer(slow_client, "gain", [-1.0, 2.0]))
+    assert slow_client.post("/v2/repository/models/gain/load", headers=AUTH).status_code == 200
+    assert manager.version("gain") is not before  # a new object serves from now on
+    thread.join()
+    assert result == [("1", [-1.0, 2.0])]
+
+
 def _gain(value: float) -> bytes:
     return safetensors_bytes({"gain": np.array([value], np.float32)})
 

@@ -475,3 +475,17 @@ def test_a_bad_model_json_is_422_with_the_accepted_keys(server: Server) -> None:
     not_json = httpx.put(url, content=b"{", headers=AUTH)
     assert not_json.status_code == 400
     assert tree_digest(server.repository) == before
+
+
+def test_tritonclient_load_and_unload_send_the_key_as_a_header(server: Server) -> None:
+    http = pytest.importorskip("tritonclient.http")
+    from tritonclient.utils import InferenceServerException
+
+    client = http.InferenceServerClient(server.url)
+    with pytest.raises(InferenceServerException, match="needs 'Authorization: Bearer <key>'"):
+        client.unload_model("mlp-spare")
+    client.unload_model("mlp-spare", headers=AUTH)
+    assert not client.is_model_ready("mlp-spare")
+    client.load_model("mlp-spare", headers=AUTH)
+    assert client.is_model_ready("mlp-spare")
+    client.close()
