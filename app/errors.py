@@ -59,6 +59,7 @@ __all__ = [
     "error_response",
     "error_responses",
     "install_error_handlers",
+    "loggable",
 ]
 
 logger = logging.getLogger("app.errors")
@@ -273,8 +274,13 @@ def _describe_validation_error(error: Mapping[str, Any]) -> str:
     return f"{where} parameter '{name}': {message}"
 
 
+def loggable(text: str) -> str:
+    """``text`` with control characters escaped, so a client's value cannot forge a log line."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def _log_client_error(request: Request, status: int, message: str, log_level: int | None = None) -> None:
-    model = request.path_params.get("model_name", "-")
+    model = loggable(str(request.path_params.get("model_name", "-")))
     if request.url.path.startswith("/v2/health/"):
         level = logging.DEBUG  # probes poll readiness; a 503 while loading is expected
     else:
@@ -285,8 +291,8 @@ def _log_client_error(request: Request, status: int, message: str, log_level: in
         "request %s: %s %s model=%s -> %d %s",
         request_id_var.get(),
         request.method,
-        request.url.path,
+        loggable(request.url.path),
         model,
         status,
-        message,
+        loggable(message),
     )

@@ -19,6 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.errors import loggable
 from app.log import request_id_var
 from app.metrics import Metrics
 
@@ -66,7 +67,7 @@ class RequestContextMiddleware:
                 "request %s: %s %s failed unexpectedly",
                 request_id,
                 scope["method"],
-                scope["path"],
+                loggable(scope["path"]),
                 exc_info=exc,
             )
             if not state["started"]:

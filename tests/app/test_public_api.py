@@ -41,6 +41,7 @@ def test_every_service_error_carries_its_status() -> None:
         "GatewayTimeoutError": 504,
         "NotFoundError": 404,
         "PayloadTooLargeError": 413,
+        "RequestTimeoutError": 408,
         "ServiceError": 500,
         "ServiceUnavailableError": 503,
         "TooManyRequestsError": 429,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import struct
 import zipfile
 
@@ -134,6 +135,20 @@ def test_uploading_either_hostile_file_is_400(keyed_client: TestClient) -> None:
     for data in (safetensors_bytes(header, payload), npz.getvalue()):
         response = keyed_client.put("/v2/models/mlp/state_dict", content=data, headers=bearer())
         assert response.status_code == 400, response.text
+
+
+# ---- a model name with a newline forged a log line ("model=x\nWARNING ...") ---------------------------
+def test_control_characters_from_the_request_cannot_forge_log_lines(
+    keyed_client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    forged = "x\nWARNING admin logged in\r\x1b[31m"
+    raw = b"/v2/models/x%0AWARNING%20admin%20logged%20in%0D%1B%5B31m/config"
+    with caplog.at_level(logging.INFO, logger="app.errors"):
+        response = asgi_request(keyed_client, "GET", f"/v2/models/{forged}/config", raw_path=raw)
+    assert response.status == 400
+    lines = [record.getMessage() for record in caplog.records if record.name == "app.errors"]
+    assert lines and all("\n" not in line and "\r" not in line and "\x1b" not in line for line in lines)
+    assert any("model=x\\nWARNING admin logged in\\r\\x1b[31m" in line for line in lines)
 
 
 # ---- PUT model.json nested ~600 deep: written, then a 500 from the response's serializer -------------
