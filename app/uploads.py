@@ -48,9 +48,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from starlette.requests import ClientDisconnect
 
 import models
-from app.errors import BadRequestError, NotFoundError, PayloadTooLargeError, UnprocessableError
+from app.errors import (
+    BadRequestError,
+    ClientDisconnectedError,
+    NotFoundError,
+    PayloadTooLargeError,
+    UnprocessableError,
+)
 from app.model_manager import LoadError, ModelManager, Publication
 from app.repository import ModelRepository, ModelSpec, Staging, file_identity, validate_model_name
 from app.upload_checkpoints import Checkpoint, detect, open_checkpoint
@@ -235,22 +242,34 @@ def _spec_of(repository: ModelRepository, name: str) -> ModelSpec:
 
 async def _receive(chunks: AsyncIterator[bytes], path: Path, limit: int) -> _Body:
     hasher = hashlib.sha256()
-    size, pending, pending_bytes = 0, [], 0
+    size = 0
     with open(path, "xb") as fh:
-        async for chunk in chunks:
-            size += len(chunk)
-            if size > limit:
-                raise PayloadTooLargeError(f"upload is over the {limit}-byte limit (MININN_MAX_UPLOAD_BYTES)")
-            pending.append(chunk)
-            pending_bytes += len(chunk)
-            if pending_bytes >= _WRITE_BYTES:
-                await asyncio.to_thread(_write_and_hash, fh, hasher, pending)
-                pending, pending_bytes = [], 0
-        if pending:
-            await asyncio.to_thread(_write_and_hash, fh, hasher, pending)
+        try:
+            size = await _copy(chunks, fh, hasher, limit)
+        except ClientDisconnect:
+            raise ClientDisconnectedError(
+                f"the client disconnected after sending {fh.tell()} bytes of the upload; nothing was stored"
+            ) from None
     if size == 0:
         raise BadRequestError("the body is empty: send the bytes of a safetensors, .npz or PyTorch .pt file")
     return _Body(path, size, hasher.hexdigest())
+
+
+async def _copy(chunks: AsyncIterator[bytes], fh: Any, hasher: Any, limit: int) -> int:
+    """Write and hash the body in slices of ``_WRITE_BYTES`` on a worker thread; its size."""
+    size, pending, pending_bytes = 0, [], 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLargeError(f"upload is over the {limit}-byte limit (MININN_MAX_UPLOAD_BYTES)")
+        pending.append(chunk)
+        pending_bytes += len(chunk)
+        if pending_bytes >= _WRITE_BYTES:
+            await asyncio.to_thread(_write_and_hash, fh, hasher, pending)
+            pending, pending_bytes = [], 0
+    if pending:
+        await asyncio.to_thread(_write_and_hash, fh, hasher, pending)
+    return size
 
 
 def _write_and_hash(fh: Any, hasher: Any, chunks: list[bytes]) -> None:

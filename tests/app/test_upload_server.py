@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from _app_support import MLP_CONFIG, Server, mlp_weights, numpy_mlp, torch_mlp
+from _app_support import MLP_CONFIG, Server, mlp_weights, numpy_mlp, torch_mlp, wait_until
 from _upload_support import (
     AUTH,
     KEY,
@@ -399,6 +400,20 @@ def test_a_streamed_upload_over_the_limit_is_refused_while_streaming(server: Ser
         "error": f"upload is over the {LIMIT}-byte limit (MININN_MAX_UPLOAD_BYTES)"
     }
     assert tree_digest(server.repository) == before
+
+
+def test_a_client_that_leaves_mid_upload_leaves_nothing_behind(server: Server) -> None:
+    before = tree_digest(server.repository)
+    head = (
+        f"PUT /v2/models/mlp/state_dict HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
+        f"Content-Length: {LIMIT - 1}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((server.host, server.port)) as sock:
+        sock.sendall(head + b"\0" * (LIMIT // 2))
+        wait_until(lambda: list((server.repository / "mlp").glob(".upload-*")), 5, "the upload to start")
+    wait_until(lambda: tree_digest(server.repository) == before, 5, "the staging folder to go")
+    assert infer(server, "mlp")[0] in server_versions(server, "mlp")
+    assert "ClientDisconnect" not in server.log.read_text()
 
 
 @pytest.mark.parametrize(
