@@ -751,7 +751,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
             axis.set_title(f"{model}: {ylabel.split(' (')[0]}")
             axis.grid(True, alpha=0.3)
         axes[row][1].set_yscale("log")
-        axes[row][0].legend(fontsize=7)
+        axes[row][0].legend(fontsize=6.5, loc="upper left", framealpha=0.85)
     if overload:
         plot_overload(axes[0][2], axes[1][2], overload)
     machine, run = results["machine"], results["run"]
@@ -812,6 +812,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--overload-seconds", type=float, default=float(OVERLOAD["seconds"]))
     parser.add_argument("--setup-mlserver", action="store_true", help="only make MLServer's venv, then exit")
+    parser.add_argument("--replot", action="store_true", help="only redraw the PNG from the JSON")
     parser.add_argument(
         "--client", choices=["raw", "httpx"], default="raw", help="raw asyncio HTTP/1.1 (default) or httpx"
     )
@@ -828,6 +829,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse(argv)
+    if opts.replot:
+        plot(json.loads(opts.output.read_text()), opts.output.with_suffix(".png"))
+        return 0
     if opts.setup_mlserver:
         print(setup_mlserver())
         return 0
