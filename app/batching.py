@@ -450,8 +450,9 @@ class BatchQueue:
         future.add_done_callback(functools.partial(self._finished, batch))
 
     def _drop_expired(self) -> None:
+        """Drop the waiting requests past their deadline (504), or whose caller already gave up."""
         now = time.monotonic()
-        for request in [r for r in self._waiting if r.deadline is not None and r.deadline <= now]:
+        for request in [r for r in self._waiting if _expired(r, now)]:
             self._waiting.remove(request)
             self._unqueue(request.key, request.rows)
             assert request.future is not None
@@ -539,6 +540,11 @@ class BatchQueue:
             self._m_batch.observe(rows)
         if self._on_execution is not None:
             self._on_execution(rows, sum(waits) // len(waits), finished - started_ns)
+
+
+def _expired(request: _Request, now: float) -> bool:
+    assert request.future is not None
+    return request.future.done() or (request.deadline is not None and request.deadline <= now)
 
 
 def _split(outputs: Mapping[str, Any], sizes: list[int], model: str) -> list[Mapping[str, Any]]:
