@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError
@@ -61,7 +62,10 @@ __all__ = [
     "ModelRepository",
     "ModelSpec",
     "Staging",
+    "MAX_JSON_DEPTH",
     "file_identity",
+    "json_depth",
+    "parse_json",
     "parse_spec",
     "parse_version",
     "validate_model_name",
@@ -73,6 +77,10 @@ MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SPEC_FILE = "model.json"
 WEIGHTS_FILES = ("weights.safetensors", "weights.npz", "weights.pt", "weights.pth")
 _VERSION_PATTERN = re.compile(r"[1-9][0-9]{0,17}")
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_OPENING = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSING = np.frombuffer(b"]}", dtype=np.uint8)
 _STAGING_PREFIX = ".upload-"
 _LOCK_SUFFIX = ".lock"
 _DELETED_PREFIX = ".deleted-"
@@ -193,17 +201,42 @@ class ModelSpec(BaseModel):
         return None if value is None else check_float_dtype(value)
 
 
+def parse_json(text: str | bytes, where: str) -> Any:
+    """The JSON document in ``text``, refused before parsing when it nests too deep.
+
+    Raises:
+        BadRequestError: not JSON, or nested more than :data:`MAX_JSON_DEPTH` levels
+            (which would exhaust the recursion of the parser or of the response's
+            serializer).
+    """
+    raw = text.encode() if isinstance(text, str) else bytes(text)
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        raise BadRequestError(f"{where} nests more than {MAX_JSON_DEPTH} levels deep")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequestError(f"{where} is not valid JSON: {exc}") from None
+
+
+def json_depth(raw: bytes) -> int:
+    """How deep the arrays and objects of JSON text nest (brackets inside strings do not count)."""
+    outside = _JSON_STRING.sub(b'""', raw)
+    codes = np.frombuffer(outside, dtype=np.uint8)
+    steps = np.isin(codes, _OPENING).astype(np.int64) - np.isin(codes, _CLOSING)
+    return int(np.cumsum(steps).max(initial=0))
+
+
 def parse_spec(text: str | bytes, where: str) -> ModelSpec:
     """The :class:`ModelSpec` in JSON ``text``.
 
     Raises:
-        UnprocessableError: not JSON, not an object, or a bad key or value; the
-            message names ``where`` and the key.
+        UnprocessableError: not JSON, nested too deep, not an object, or a bad key
+            or value; the message names ``where`` and the key.
     """
     try:
-        document = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UnprocessableError(f"{where} is not valid JSON: {exc}") from None
+        document = parse_json(text, where)
+    except BadRequestError as exc:
+        raise UnprocessableError(exc.message) from None
     if not isinstance(document, dict):
         raise UnprocessableError(f"{where} must be a JSON object with an 'architecture' key")
     try:

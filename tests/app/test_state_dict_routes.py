@@ -185,3 +185,21 @@ def test_a_partial_upload_to_a_model_without_versions_keeps_the_initialization_f
     assert response.status_code == 201, response.text
     document = response.json()
     assert (document["filled_from_version"], document["initialized_keys"]) == (None, ["3.bias"])
+
+
+@pytest.mark.parametrize("depth", [65, 5000])
+def test_a_model_json_nested_too_deep_is_400_and_writes_nothing(keyed: TestClient, depth: int) -> None:
+    body = '{"architecture": "mlp", "x": ' + "[" * depth + "]" * depth + "}"
+    response = keyed.put("/v2/repository/models/deep", content=body, headers=AUTH)
+    assert (response.status_code, response.json()) == (
+        400,
+        {"error": "model.json nests more than 64 levels deep"},
+    )
+    assert not (keyed.app.state.service.repository.root / "deep").exists()
+
+
+def test_json_depth_counts_brackets_outside_strings_only() -> None:
+    from app.repository import json_depth
+
+    assert json_depth(b'{"a": [1, [2]], "b": "[[[\\"[", "c": {}}') == 3
+    assert [json_depth(b"3"), json_depth(b"[]"), json_depth(b"[" * 64 + b"]" * 64)] == [0, 1, 64]
