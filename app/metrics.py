@@ -8,6 +8,8 @@ name from a URL, so a client cannot blow up the number of series.
 
 from __future__ import annotations
 
+import contextlib
+
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -120,6 +122,18 @@ class Metrics:
             ["model", "reason"],
             registry=self.registry,
         )
+
+    def forget_version(self, model: str, version: int) -> None:
+        """Drop every series of an unloaded model version, so uploads do not pile series up."""
+        for collector in (
+            self.inference,
+            self.model_load_seconds,
+            self.batch_size,
+            self.queue_depth,
+            self.queue_wait,
+        ):
+            with contextlib.suppress(KeyError):
+                collector.remove(model, str(version))
 
     def render(self) -> bytes:
         """The registry in Prometheus' text exposition format."""

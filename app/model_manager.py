@@ -48,7 +48,6 @@ States follow Triton's repository extension: ``READY``, ``LOADING``,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import logging
 from collections import OrderedDict
@@ -347,9 +346,7 @@ class ModelManager:
         slot.loaded = None
         logger.info("model %s version %d unloaded", slot.name, slot.version)
         if forget_metrics:
-            for metric in (self.metrics.inference, self.metrics.model_load_seconds):
-                with contextlib.suppress(KeyError):
-                    metric.remove(slot.name, str(slot.version))
+            self.metrics.forget_version(slot.name, slot.version)
 
     async def publish(
         self,

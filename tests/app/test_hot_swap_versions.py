@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 import time
@@ -202,3 +203,20 @@ def test_the_watch_leaves_a_model_unloaded_by_request_alone(repository: Path, cl
     assert client.get("/v2/models/mlp/ready").status_code == 503
     assert client.post("/v2/repository/models/mlp/load", headers=AUTH).json()["versions"] == ["1", "2", "3"]
     assert _served(client, "mlp") == "3"
+
+
+def test_metrics_keep_series_of_loaded_versions_only(client_factory: Any) -> None:
+    client = client_factory(api_key=KEY)
+    body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
+    for seed in range(5):
+        content = safetensors_bytes(mlp_weights(90 + seed))
+        assert client.put("/v2/models/mlp-spare/state_dict", content=content, headers=AUTH).status_code == 201
+        assert client.post("/v2/models/mlp-spare/infer", json=body).status_code == 200
+    text = client.get("/metrics").text
+    series = {
+        (line.split("{", 1)[0], v)
+        for line in text.splitlines()
+        for v in re.findall(r'model="mlp-spare",version="(\d+)"', line)
+    }
+    assert {version for _, version in series} == {"6"}
+    assert {"mininn_inference_duration_seconds_count", "mininn_batch_size_count"} <= {n for n, _ in series}
