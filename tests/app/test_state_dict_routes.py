@@ -203,3 +203,23 @@ def test_json_depth_counts_brackets_outside_strings_only() -> None:
 
     assert json_depth(b'{"a": [1, [2]], "b": "[[[\\"[", "c": {}}') == 3
     assert [json_depth(b"3"), json_depth(b"[]"), json_depth(b"[" * 64 + b"]" * 64)] == [0, 1, 64]
+
+
+def test_an_upload_to_a_model_unloaded_by_request_is_stored_and_served_once_loaded(keyed: TestClient) -> None:
+    assert keyed.post("/v2/repository/models/mlp-spare/unload", headers=AUTH).status_code == 200
+    response = keyed.put("/v2/models/mlp-spare/state_dict", content=WEIGHTS, headers=AUTH)
+    assert response.status_code == 201
+    document = response.json()
+    assert (document["model_version"], document["served"], document["state"], document["reason"]) == (
+        "2",
+        False,
+        "UNAVAILABLE",
+        "unloaded",
+    )
+    assert keyed.get("/v2/models/mlp-spare/ready").status_code == 503
+    assert keyed.post("/v2/repository/models/mlp-spare/load", headers=AUTH).json()["versions"] == ["1", "2"]
+    body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 1, 1, 1]}]}
+    served = keyed.post("/v2/models/mlp-spare/infer", json=body).json()
+    assert served["model_version"] == "2"
+    expected = numpy_mlp(mlp_weights(70), np.ones((1, 4), np.float32))[0]
+    np.testing.assert_allclose(served["outputs"][0]["data"], expected, rtol=1e-5)
