@@ -28,6 +28,8 @@ from app import Settings, create_app
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MLP_CONFIG: dict[str, Any] = {"in_features": 4, "hidden_sizes": [8], "out_features": 3}
 IN_FEATURES, OUT_FEATURES = 4, 3
+WRITE_KEY = "test-write-key"  # MININN_API_KEY of the session server: writes need it
+WRITE_HEADERS = {"Authorization": f"Bearer {WRITE_KEY}"}
 
 
 def mlp_weights(seed: int) -> dict[str, np.ndarray]:

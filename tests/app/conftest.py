@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _app_support import Server, make_repository, run_server, start_client, write_model
+from _app_support import WRITE_KEY, Server, make_repository, run_server, start_client, write_model
 from fastapi.testclient import TestClient
 
 import mininn
@@ -101,9 +101,10 @@ def slow_repository(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A real ``python -m app`` on 127.0.0.1 serving the test repository (seeding off)."""
+    """A real ``python -m app`` on 127.0.0.1 serving the test repository (seeding off; ``WRITE_KEY``)."""
     folder = tmp_path_factory.mktemp("server")
     repository = make_repository(folder / "model_repository")
-    with run_server(repository, folder / "server.log", MININN_SEED_REPOSITORY="false") as running:
+    env = {"MININN_SEED_REPOSITORY": "false", "MININN_API_KEY": WRITE_KEY}
+    with run_server(repository, folder / "server.log", **env) as running:
         running.wait_ready(30)
         yield running

@@ -4,6 +4,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from app.auth import WRITES_DISABLED
+
 BODY = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
 
 
@@ -11,8 +13,10 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-def test_without_keys_everything_is_open(client: TestClient) -> None:
-    assert client.post("/v2/repository/models/mlp-spare/unload").status_code == 200
+def test_without_keys_reads_are_open_and_writes_are_closed(client: TestClient) -> None:
+    refused = client.post("/v2/repository/models/mlp-spare/unload")
+    assert (refused.status_code, refused.json()) == (403, {"error": WRITES_DISABLED})
+    assert client.post("/v2/models/mlp/infer", json=BODY).status_code == 200
 
 
 def test_write_endpoints_need_the_write_key(client_factory: Any) -> None:

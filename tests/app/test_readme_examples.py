@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``python -m app`` on an empty repository: it seeds and serves the demo models."""
     folder = tmp_path_factory.mktemp("readme")
-    with run_server(folder / "model_repository", folder / "server.log") as server:
+    with run_server(folder / "model_repository", folder / "server.log", MININN_API_KEY="secret") as server:
         server.wait_ready(120)
         yield server
 

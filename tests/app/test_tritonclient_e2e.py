@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _app_support import MLP_CONFIG, mlp_weights, torch_mlp
+from _app_support import MLP_CONFIG, WRITE_HEADERS, mlp_weights, torch_mlp
 
 import mininn
 import models
@@ -84,7 +84,7 @@ def test_repository_index(triton: Any) -> None:
 
 
 def test_unload_and_load(triton: Any) -> None:
-    triton.unload_model("mlp-spare")
+    triton.unload_model("mlp-spare", headers=WRITE_HEADERS)
     assert not triton.is_model_ready("mlp-spare")
     with pytest.raises(InferenceServerException) as raised:
         triton.infer("mlp-spare", [make_input(X)])
@@ -92,7 +92,7 @@ def test_unload_and_load(triton: Any) -> None:
         "503",
         "model 'mlp-spare' is not ready: unavailable (unloaded)",
     )
-    triton.load_model("mlp-spare")
+    triton.load_model("mlp-spare", headers=WRITE_HEADERS)
     assert triton.is_model_ready("mlp-spare")
 
 
@@ -180,7 +180,7 @@ def test_statistics(triton: Any) -> None:
             "model 'mlp' has no output 'logits'; its outputs are 'output'",
         ),
         (
-            lambda t: t.load_model("ghost"),
+            lambda t: t.load_model("ghost", headers=WRITE_HEADERS),
             "404",
             "unknown model 'ghost'; available models: broken, mlp, mlp-spare",
         ),

@@ -2,9 +2,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _app_support import MLP_CONFIG, mlp_weights, write_model
 from fastapi.testclient import TestClient
+
+KEY = {"Authorization": "Bearer write-key"}
+
+
+@pytest.fixture
+def client(client_factory: Any) -> TestClient:
+    """A client of a server with the write key ``write-key`` (load and unload need it)."""
+    return client_factory(api_key="write-key")
 
 
 def test_index_accepts_an_empty_body(client: TestClient) -> None:
@@ -41,7 +51,9 @@ def test_index_body_errors(client: TestClient) -> None:
 
 def test_unload_then_load(client: TestClient) -> None:
     unloaded = client.post(
-        "/v2/repository/models/mlp-spare/unload", json={"parameters": {"unload_dependents": False}}
+        "/v2/repository/models/mlp-spare/unload",
+        json={"parameters": {"unload_dependents": False}},
+        headers=KEY,
     )
     assert (unloaded.status_code, unloaded.json()) == (200, {"name": "mlp-spare", "state": "UNAVAILABLE"})
     assert client.get("/v2/models/mlp-spare/ready").status_code == 503
@@ -55,7 +67,7 @@ def test_unload_then_load(client: TestClient) -> None:
         503,
         {"error": "model 'mlp-spare' is not ready: unavailable (unloaded)"},
     )
-    loaded = client.post("/v2/repository/models/mlp-spare/load")
+    loaded = client.post("/v2/repository/models/mlp-spare/load", headers=KEY)
     assert (loaded.status_code, loaded.json()) == (
         200,
         {"name": "mlp-spare", "state": "READY", "versions": ["1"]},
@@ -66,16 +78,18 @@ def test_unload_then_load(client: TestClient) -> None:
 def test_load_picks_up_a_new_model_and_a_new_version(client: TestClient, repository: Path) -> None:
     write_model(repository, "fresh", {1: mlp_weights(8)})
     assert client.get("/v2/models/fresh/ready").status_code == 503
-    assert client.post("/v2/repository/models/fresh/load", json={}).status_code == 200
+    assert client.post("/v2/repository/models/fresh/load", headers=KEY, json={}).status_code == 200
     assert client.get("/v2/models/fresh/ready").status_code == 200
     write_model(repository, "fresh", {2: mlp_weights(9)})
-    assert client.post("/v2/repository/models/fresh/load").json()["versions"] == ["1", "2"]
+    assert client.post("/v2/repository/models/fresh/load", headers=KEY).json()["versions"] == ["1", "2"]
     assert client.get("/v2/models/fresh").json()["versions"] == ["1", "2"]
 
 
 def test_load_with_a_config_override_fixes_a_broken_model(client: TestClient) -> None:
     config = json.dumps({"architecture": "mlp", "config": MLP_CONFIG})
-    response = client.post("/v2/repository/models/broken/load", json={"parameters": {"config": config}})
+    response = client.post(
+        "/v2/repository/models/broken/load", headers=KEY, json={"parameters": {"config": config}}
+    )
     assert response.status_code == 200
     assert client.get("/v2/models/broken/ready").status_code == 200
 
@@ -105,12 +119,12 @@ def test_load_errors(client: TestClient) -> None:
         ),
     ]
     for name, body, status, message in cases:
-        response = client.post(f"/v2/repository/models/{name}/load", json=body)
+        response = client.post(f"/v2/repository/models/{name}/load", headers=KEY, json=body)
         assert (response.status_code, response.json()) == (status, {"error": message}), body
 
 
 def test_a_failing_load_is_422_with_the_reason(client: TestClient) -> None:
-    response = client.post("/v2/repository/models/broken/load")
+    response = client.post("/v2/repository/models/broken/load", headers=KEY)
     assert response.status_code == 422
     assert response.json()["error"].startswith(
         "failed to load model 'broken': version 1: loading the state dict:"
@@ -118,7 +132,7 @@ def test_a_failing_load_is_422_with_the_reason(client: TestClient) -> None:
 
 
 def test_unload_unknown_model_is_404(client: TestClient) -> None:
-    response = client.post("/v2/repository/models/ghost/unload")
+    response = client.post("/v2/repository/models/ghost/unload", headers=KEY)
     assert (response.status_code, response.json()["error"]) == (
         404,
         "unknown model 'ghost'; available models: broken, mlp, mlp-spare",
