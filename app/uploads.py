@@ -175,7 +175,8 @@ def check_declared_length(content_length: str | None, limit: int) -> None:
     """
     if content_length is None:
         return
-    if not content_length.strip().isdigit():
+    text = content_length.strip()
+    if not (text.isascii() and text.isdigit()):  # str.isdigit() alone accepts '²'; int() does not
         raise BadRequestError(f"invalid Content-Length {content_length!r}")
     if int(content_length) > limit:
         raise PayloadTooLargeError(

@@ -89,6 +89,20 @@ def test_a_non_ascii_digit_content_length_is_not_a_500(keyed_client: TestClient)
     assert response.status == 200
 
 
+def test_a_non_ascii_digit_upload_content_length_is_400(keyed_client: TestClient) -> None:
+    buf = io.BytesIO()
+    mininn.save(mlp_state(1), buf)
+    response = asgi_request(
+        keyed_client,
+        "PUT",
+        "/v2/models/mlp/state_dict",
+        body=buf.getvalue(),
+        headers=[(b"content-length", b"\xb2"), (b"authorization", bearer()["Authorization"].encode())],
+    )
+    assert response.status == 400
+    assert json.loads(response.body)["error"] == "invalid Content-Length '²'"
+
+
 # ---- a safetensors dtype that is a JSON array or object raised TypeError (upload: 500) ----------------
 @pytest.mark.parametrize("dtype", [[], {"a": 1}, ["F32"], 3, None])
 def test_a_safetensors_dtype_that_is_not_a_string_is_a_checkpoint_error(dtype: object) -> None:
@@ -153,10 +167,6 @@ def test_control_characters_from_the_request_cannot_forge_log_lines(
 
 
 # ---- PUT model.json nested ~600 deep: written, then a 500 from the response's serializer -------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="fix waits for 'app: uploads landed' (parse_json in app/repository.py, app/routes/repository.py)",
-)
 @pytest.mark.parametrize("depth", [600, 5000])
 def test_a_deeply_nested_model_json_is_400_and_writes_nothing(keyed_client: TestClient, depth: int) -> None:
     spec = '{"architecture": "mlp", "config": {"in_features": 4, "hidden_sizes": [8], "out_features": 3}, '
@@ -172,9 +182,6 @@ def test_a_deeply_nested_model_json_is_400_and_writes_nothing(keyed_client: Test
 
 
 # ---- every uploaded version left its Prometheus series behind: /metrics and memory grew per upload -----
-@pytest.mark.xfail(
-    strict=True, reason="fix waits for 'app: batching landed' and 'app: uploads landed' (app/metrics.py)"
-)
 def test_metrics_keep_no_series_of_unloaded_versions(keyed_client: TestClient) -> None:
     for seed in range(30):
         buf = io.BytesIO()
