@@ -34,8 +34,10 @@ with the stock `tritonclient.http` client (binary tensors, compression,
 repository and statistics extensions).
 
 Every error is `{"error": "<message>"}`: 400 malformed, 401/403 keys, 404 unknown
-model or version, 413 too large, 422 tensors that do not fit the model, 503
-not ready or overloaded (with `Retry-After`).
+model or version, 408 a body that arrives too slowly, 413 too large, 422 tensors
+that do not fit the model, 503 not ready or overloaded (with `Retry-After`).
+A request head over `MININN_MAX_HEADER_BYTES` is 431. SECURITY.md has the
+threat model and every limit.
 """
 
 
