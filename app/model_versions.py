@@ -356,7 +356,7 @@ def check_spec(spec: ModelSpec) -> None:
         architecture.create(spec.config)
     except models.ArchitectureError as exc:
         raise UnprocessableError(str(exc), details=accepted) from None
-    except (ValueError, TypeError, RuntimeError) as exc:
+    except (ValueError, TypeError, RuntimeError, OverflowError, MemoryError) as exc:  # MemoryError: sizes
         raise UnprocessableError(
             f"architecture {spec.architecture!r} cannot be built with this config: {_describe(exc)}",
             details=accepted,

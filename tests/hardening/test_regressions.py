@@ -181,6 +181,16 @@ def test_a_deeply_nested_model_json_is_400_and_writes_nothing(keyed_client: Test
     assert not (keyed_client.app.state.service.repository.root / name).exists()
 
 
+# ---- a model.json whose sizes cannot be allocated raised MemoryError: 500 ---------------------------------
+@pytest.mark.parametrize("hidden", [[2**40], [2**45], [8, 2**42]])
+def test_a_model_json_too_big_to_allocate_is_422(keyed_client: TestClient, hidden: list[int]) -> None:
+    spec = {"architecture": "mlp", "config": {"in_features": 4, "hidden_sizes": hidden, "out_features": 3}}
+    response = keyed_client.put("/v2/repository/models/huge", json=spec, headers=bearer())
+    assert response.status_code == 422, response.text
+    assert "cannot be built with this config: MemoryError: Unable to allocate" in response.json()["error"]
+    assert not (keyed_client.app.state.service.repository.root / "huge").exists()
+
+
 # ---- every uploaded version left its Prometheus series behind: /metrics and memory grew per upload -----
 def test_metrics_keep_no_series_of_unloaded_versions(keyed_client: TestClient) -> None:
     for seed in range(30):
