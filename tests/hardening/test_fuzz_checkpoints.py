@@ -318,3 +318,69 @@ def test_no_upload_leaves_staging_files_behind(keyed_client: TestClient, module_
 def test_every_seed_is_a_valid_checkpoint() -> None:
     for name, data in SEEDS.items():
         assert _load_or_refuse(data, from_path=False) is not None, name
+
+
+# ---- well-formed files holding the wrong state dict, with random upload options ----------------------
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
+KEY_NAMES = st.sampled_from(["0.weight", "0.bias", "3.weight", "3.bias", "module.0.weight", "x", "", "0"])
+
+
+@st.composite
+def state_dicts(draw: st.DrawFn) -> dict[str, Any]:
+    """A state dict near the ``mlp``'s: its keys (some renamed or missing), random shapes and dtypes."""
+    state: dict[str, Any] = {}
+    base = mlp_state(draw(st.integers(0, 3)))
+    for key, array in base.items():
+        action = draw(st.sampled_from(["keep", "keep", "drop", "shape", "dtype", "nan", "rename"]))
+        if action == "keep":
+            state[key] = array
+        elif action == "shape":
+            shape = draw(st.lists(st.integers(0, 9), max_size=3))
+            state[key] = np.zeros(shape, np.float32)
+        elif action == "dtype":
+            state[key] = mininn.tensor(array).to(dtype=getattr(mininn, draw(st.sampled_from(DTYPES))))
+        elif action == "nan":
+            state[key] = np.full_like(array, draw(st.sampled_from([np.nan, np.inf, -np.inf])))
+        elif action == "rename":
+            state[draw(KEY_NAMES)] = array
+    for _ in range(draw(st.integers(0, 2))):
+        state[draw(KEY_NAMES)] = np.ones(draw(st.lists(st.integers(0, 4), max_size=2)), np.float32)
+    return state
+
+
+@settings(
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    state=state_dicts(),
+    fmt=st.sampled_from(["safetensors", "npz", "pt"]),
+    strict=st.sampled_from([None, "true", "false", "maybe"]),
+    nonfinite=st.sampled_from([None, "true", "false"]),
+    prefix=st.sampled_from([None, "", "module.", "0.", "x" * 200]),
+)
+def test_wrong_state_dicts_with_random_options_end_in_201_or_a_4xx(
+    keyed_client: TestClient, state: dict[str, Any], fmt: str, strict: Any, nonfinite: Any, prefix: Any
+) -> None:
+    buf = io.BytesIO()
+    mininn.save(state, buf, format=fmt)
+    params = {
+        k: v
+        for k, v in {"strict": strict, "allow_nonfinite": nonfinite, "strip_prefix": prefix}.items()
+        if v is not None
+    }
+    before = keyed_client.get("/v2/models/mlp").json()["versions"]
+    response = keyed_client.put(
+        "/v2/models/mlp/state_dict", content=buf.getvalue(), params=params, headers=bearer()
+    )
+    assert response.status_code in UPLOADED_STATUSES, response.text[:300]
+    after = keyed_client.get("/v2/models/mlp").json()["versions"]
+    assert after == ([*before, response.json()["model_version"]] if response.status_code == 201 else before)
+    assert (
+        keyed_client.post(
+            "/v2/models/mlp/infer",
+            json={"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]},
+        ).status_code
+        == 200
+    )
