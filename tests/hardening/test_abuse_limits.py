@@ -320,3 +320,22 @@ def test_an_upload_at_a_steady_pace_is_not_cut_off(server: Server) -> None:
 def test_the_server_still_serves_after_the_abuse(server: Server) -> None:
     assert httpx.post(f"{server.base_url}/v2/models/mlp/infer", json=INFER_BODY).status_code == 200
     assert "Traceback" not in Path(server.log).read_text()
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n"
+        b"Content-Length: 2\r\n\r\n{}",
+        b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
+        b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{}",
+        b"GET /v2/health/live HTTP/1.1\r\nHost : x\r\n\r\n",
+    ],
+    ids=["cl-and-te", "obfuscated-te", "two-lengths", "negative-length", "space-before-colon"],
+)
+def test_ambiguous_framing_is_refused_with_400_and_nothing_smuggled(server: Server, head: bytes) -> None:
+    answer = _exchange(server, head, timeout=5)
+    statuses = [line for line in answer.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+    assert statuses == [b"HTTP/1.1 400 Bad Request"], answer[:300]
