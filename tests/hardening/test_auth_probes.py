@@ -1,4 +1,4 @@
-"""Probing the bearer-key checks of every write route.
+"""Probing the bearer-key checks of every write route (and, with a read key, of every read route).
 
 The routes are enumerated from the app's own router, so a write route added
 later is probed without editing this file: every route whose methods are not
@@ -161,3 +161,57 @@ def test_without_a_configured_key_every_write_route_is_closed(tmp_path: Path) ->
                 assert _send(client, method, path, header) == 403, (method, path, header)
     finally:
         client.__exit__(None, None, None)
+
+
+READ_KEY = "read-key-0b1c"
+
+
+def _read_routes() -> list[tuple[str, str]]:
+    app = create_app(Settings(model_repository=Path("unused"), seed_repository=False))
+    routes = []
+    for context in iter_route_contexts(app.routes):
+        route = context.route
+        if not isinstance(route, APIRoute) or route.path.startswith(("/v2/health/", "/ui", "/docs")):
+            continue
+        if route.path in ("/", "/openapi.json"):
+            continue
+        for method in sorted(route.methods - {"HEAD"}):
+            if method == "GET" or READ_ONLY_POSTS.match(route.path):
+                path = re.sub(r"\{(\w+)(:\w+)?\}", lambda m: PATH_VALUES[m.group(1)], route.path)
+                routes.append((method, path))
+    return routes
+
+
+READ_ROUTES = _read_routes()
+
+
+@pytest.fixture(scope="module")
+def read_keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """A client whose server has both a read key and a write key."""
+    root = make_repository(tmp_path_factory.mktemp("auth_read") / "model_repository")
+    client = start_client(root, api_key=API_KEY, read_api_key=READ_KEY, repository_poll_ms=0)
+    yield client
+    client.__exit__(None, None, None)
+
+
+def test_the_read_routes_include_inference_and_listings() -> None:
+    listed = {f"{method} {path}" for method, path in READ_ROUTES}
+    for expected in ("POST /v2/models/mlp/infer", "GET /v2/models/mlp/parameters", "GET /metrics"):
+        assert expected in listed
+
+
+@pytest.mark.parametrize(("method", "path"), READ_ROUTES)
+def test_with_a_read_key_every_read_route_needs_the_read_or_the_write_key(
+    read_keyed: TestClient, method: str, path: str
+) -> None:
+    for what, header in NO_KEYS:
+        assert _send(read_keyed, method, path, header) == 401, what
+    for what, header in [*WRONG_KEYS, ("read key upper-cased", f"Bearer {READ_KEY.upper()}")]:
+        assert _send(read_keyed, method, path, header) == 403, what
+    for key in (READ_KEY, API_KEY):
+        assert _send(read_keyed, method, path, f"Bearer {key}") not in (401, 403), key
+
+
+def test_the_read_key_opens_no_write_route(read_keyed: TestClient) -> None:
+    for method, path in WRITE_ROUTES:
+        assert _send(read_keyed, method, path, f"Bearer {READ_KEY}") == 403, (method, path)
