@@ -149,7 +149,7 @@ def test_a_huge_declared_shape_is_refused_before_any_allocation(
         headers={"Inference-Header-Content-Length": str(len(header))},
     )
     assert response.status_code in (400, 422)
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 5  # nothing sized by the declared shape
     json_body = {"inputs": [{"name": "input", "shape": shape, "datatype": "FP32", "data": [1, 2, 3, 4]}]}
     assert limited.post("/v2/models/mlp/infer", json=json_body).status_code == 422
 
@@ -186,7 +186,7 @@ def test_tens_of_thousands_of_requested_outputs_are_422_at_once(
     started = time.perf_counter()
     response = keyed_client.post("/v2/models/mlp/infer", json={**INFER_BODY, "outputs": outputs})
     assert response.status_code == 422
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 10  # linear: a quadratic check would take minutes
 
 
 # ---- headers and slow clients, on a real server -----------------------------------------------------------
