@@ -47,9 +47,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from app import json_limits
 from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError
 from app.settings import check_float_dtype
 
@@ -62,9 +62,7 @@ __all__ = [
     "ModelRepository",
     "ModelSpec",
     "Staging",
-    "MAX_JSON_DEPTH",
     "file_identity",
-    "json_depth",
     "parse_json",
     "parse_spec",
     "parse_version",
@@ -77,10 +75,6 @@ MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SPEC_FILE = "model.json"
 WEIGHTS_FILES = ("weights.safetensors", "weights.npz", "weights.pt", "weights.pth")
 _VERSION_PATTERN = re.compile(r"[1-9][0-9]{0,17}")
-MAX_JSON_DEPTH = 64
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_OPENING = np.frombuffer(b"[{", dtype=np.uint8)
-_CLOSING = np.frombuffer(b"]}", dtype=np.uint8)
 _STAGING_PREFIX = ".upload-"
 _LOCK_SUFFIX = ".lock"
 _DELETED_PREFIX = ".deleted-"
@@ -202,28 +196,15 @@ class ModelSpec(BaseModel):
 
 
 def parse_json(text: str | bytes, where: str) -> Any:
-    """The JSON document in ``text``, refused before parsing when it nests too deep.
+    """The JSON document in ``text`` (nesting limited by :mod:`app.json_limits`).
 
     Raises:
-        BadRequestError: not JSON, or nested more than :data:`MAX_JSON_DEPTH` levels
-            (which would exhaust the recursion of the parser or of the response's
-            serializer).
+        BadRequestError: not JSON, or nested more than ``MAX_JSON_DEPTH`` levels.
     """
-    raw = text.encode() if isinstance(text, str) else bytes(text)
-    if json_depth(raw) > MAX_JSON_DEPTH:
-        raise BadRequestError(f"{where} nests more than {MAX_JSON_DEPTH} levels deep")
     try:
-        return json.loads(raw)
+        return json_limits.parse_json(text, where)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadRequestError(f"{where} is not valid JSON: {exc}") from None
-
-
-def json_depth(raw: bytes) -> int:
-    """How deep the arrays and objects of JSON text nest (brackets inside strings do not count)."""
-    outside = _JSON_STRING.sub(b'""', raw)
-    codes = np.frombuffer(outside, dtype=np.uint8)
-    steps = np.isin(codes, _OPENING).astype(np.int64) - np.isin(codes, _CLOSING)
-    return int(np.cumsum(steps).max(initial=0))
 
 
 def parse_spec(text: str | bytes, where: str) -> ModelSpec:
