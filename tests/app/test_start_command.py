@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -77,11 +78,17 @@ def test_several_workers_serve_through_the_app_factory(tmp_path: Path) -> None:
     with run_server(
         repository, tmp_path / "workers.log", MININN_WORKERS="2", MININN_SEED_REPOSITORY="0"
     ) as server:
-        server.wait_ready(60)
+        server.wait_ready(60)  # one worker is ready; the other may still be loading (503)
         body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
-        statuses = {
-            httpx.post(f"{server.base_url}/v2/models/mlp/infer", json=body).status_code for _ in range(6)
-        }
+        deadline = time.monotonic() + 60
+        while True:
+            statuses = {
+                httpx.post(f"{server.base_url}/v2/models/mlp/infer", json=body).status_code
+                for _ in range(6)
+            }
+            if statuses == {200} or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         workers = _children(server.process.pid)
     assert statuses == {200}
     if Path("/proc").is_dir():
