@@ -56,7 +56,6 @@ __all__ = [
     "INFER_PARAMETERS",
     "activations_capture",
     "encode_capture_response",
-    "header_document",
     "infer_capture",
     "predict_capturing",
 ]
@@ -66,13 +65,6 @@ INFER_PARAMETERS = ("capture", "capture_mode", "interventions")
 
 
 # ---- building a capture from a request -------------------------------------------------------
-def header_document(body: bytes, header_length: str | None) -> dict[str, Any]:
-    """The JSON header of a body that ``parse_inference_request`` has already accepted."""
-    end = int(header_length.strip()) if header_length is not None else len(body)
-    document = json.loads(body[:end])
-    return document if isinstance(document, dict) else {}
-
-
 def activations_capture(
     document: Mapping[str, Any], parameters: Mapping[str, Any], module: Module, *, max_elements: int
 ) -> ActivationCapture:

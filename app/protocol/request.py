@@ -55,6 +55,7 @@ class InferenceRequest:
             request names none).
         timeout_us: the ``timeout`` parameter in microseconds, if given.
         batch_size: the size of the batch dimension (1 for unbatched models).
+        document: the request's JSON header as parsed (routes read their own extra keys there).
     """
 
     id: str | None
@@ -63,6 +64,7 @@ class InferenceRequest:
     outputs: list[RequestedOutput]
     timeout_us: int | None = None
     batch_size: int = 1
+    document: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_inference_request(
@@ -106,6 +108,7 @@ def parse_inference_request(
         outputs=requested,
         timeout_us=_timeout(parameters),
         batch_size=batch_size,
+        document=document,
     )
 
 

@@ -7,20 +7,17 @@ the response and how concurrent requests stay isolated.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from app.activations import activations_capture, encode_capture_response, header_document
+from app.activations import activations_capture
 from app.auth import require_read
 from app.dependencies import ServiceDep
 from app.model_manager import ModelVersion
-from app.protocol import decompress, parse_inference_request
 from app.repository import parse_version
-from app.routes._body import read_body
 from app.routes._params import ModelName, ModelVersionText
-from app.routes.infer import _response
+from app.routes.infer import serve_inference
 from app.service import Service
 
 __all__ = ["router"]
@@ -109,48 +106,12 @@ async def activations_version(
 
 
 async def _activations(request: Request, service: Service, model: ModelVersion) -> Response:
-    started = time.perf_counter_ns()
-    settings = service.settings
-    ok, batch_size, input_ns, output_ns = False, 1, 0, 0
-    try:
-        body = await read_body(request, settings.max_request_bytes)
-        body = decompress(body, request.headers.get("content-encoding"), settings.max_request_bytes)
-        header_length = request.headers.get("inference-header-content-length")
-        parsed = parse_inference_request(
-            body,
-            header_length,
-            model=model.name,
-            inputs=model.inputs,
-            outputs=model.outputs,
-            max_batch_size=model.max_batch_size,
-        )
-        capture = activations_capture(
-            header_document(body, header_length),
-            parsed.parameters,
-            model.module,
-            max_elements=settings.max_activation_elements,
-        )
-        batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
-        input_ns = parsed_at - started
-        timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
-        results = await model.runner.infer(
-            parsed.inputs,
-            parameters=parsed.parameters,
-            deadline=time.monotonic() + timeout_s,
-            batch_size=batch_size,
-            capture=capture,
-        )
-        inferred_at = time.perf_counter_ns()
-        encoded = encode_capture_response(model, parsed, results)
-        response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
-        output_ns = time.perf_counter_ns() - inferred_at
-        ok = True
-        return response
-    finally:
-        model.statistics.record_request(
-            ok=ok,
-            total_ns=time.perf_counter_ns() - started,
-            batch_size=batch_size,
-            input_ns=input_ns,
-            output_ns=output_ns,
-        )
+    max_elements = service.settings.max_activation_elements
+    return await serve_inference(
+        request,
+        service,
+        model,
+        lambda parsed: activations_capture(
+            parsed.document, parsed.parameters, model.module, max_elements=max_elements
+        ),
+    )

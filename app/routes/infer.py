@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
@@ -33,6 +34,10 @@ from app.repository import parse_version
 from app.routes._body import read_body
 from app.routes._params import ModelName, ModelVersionText
 from app.service import Service
+
+if TYPE_CHECKING:
+    from app.protocol.request import InferenceRequest
+    from mininn.nn import ActivationCapture
 
 __all__ = ["router"]
 
@@ -102,6 +107,25 @@ async def infer_version(
 
 
 async def _infer(request: Request, service: Service, model: ModelVersion) -> Response:
+    max_elements = service.settings.max_activation_elements
+    return await serve_inference(
+        request,
+        service,
+        model,
+        lambda parsed: infer_capture(parsed.parameters, model.module, max_elements=max_elements),
+    )
+
+
+async def serve_inference(
+    request: Request,
+    service: Service,
+    model: ModelVersion,
+    capture_for: Callable[[InferenceRequest], ActivationCapture | None],
+) -> Response:
+    """Parse, run and encode one inference request; shared by ``/infer`` and ``/activations``.
+
+    ``capture_for`` reads the capture the parsed request asks for (None: plain inference).
+    """
     started = time.perf_counter_ns()
     settings = service.settings
     ok, batch_size, input_ns, output_ns = False, 1, 0, 0
@@ -116,9 +140,7 @@ async def _infer(request: Request, service: Service, model: ModelVersion) -> Res
             outputs=model.outputs,
             max_batch_size=model.max_batch_size,
         )
-        capture = infer_capture(
-            parsed.parameters, model.module, max_elements=settings.max_activation_elements
-        )
+        capture = capture_for(parsed)
         batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
         input_ns = parsed_at - started
         timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
