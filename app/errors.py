@@ -60,6 +60,7 @@ __all__ = [
     "error_responses",
     "install_error_handlers",
     "loggable",
+    "render_service_error",
 ]
 
 logger = logging.getLogger("app.errors")
@@ -229,6 +230,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
+    return render_service_error(request, exc)
+
+
+def render_service_error(request: Request, exc: ServiceError) -> JSONResponse:
+    """Log ``exc`` as a client error and render it as ``{"error": ...}`` with its status and headers."""
     _log_client_error(request, exc.status_code, exc.message, exc.log_level)
     return error_response(exc.status_code, exc.message, exc.headers, exc.details)
 

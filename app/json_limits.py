@@ -8,12 +8,26 @@ limits of its own. Either would turn a few kilobytes of ``[[[[...`` into a
 500. :func:`parse_json` refuses documents nested deeper than
 :data:`MAX_JSON_DEPTH` levels with a 400 instead; V2 requests need about ten
 (a tensor's nested ``data`` one per dimension).
+
+Inference requests (``exact_integers=False``) are parsed by orjson, about
+eight times faster than the standard library on the long number lists of a V2
+request (18 against 144 us for one 784-float tensor), which made it the
+largest single cost of a small JSON request. What orjson refuses and the
+standard library reads (``NaN`` and ``Infinity``, which Triton's parser
+accepts too, UTF-16 or UTF-32 text, nesting past orjson's own limit) is
+parsed again by ``json.loads``, so the accepted language and the error
+messages stay those of ``json``. One difference remains: orjson reads an
+integer past the 64-bit range as a float, as Triton's parser does; such a
+value is out of range for every integer datatype anyway. Other documents
+(``model.json``, which the server stores) keep ``json.loads``'s exact integers.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import orjson
 
 from app.errors import BadRequestError
 
@@ -23,12 +37,14 @@ MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects accepted in a request's JSON."""
 
 
-def parse_json(text: str | bytes, what: str) -> Any:
+def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True) -> Any:
     """``json.loads(text)``, refused when nested more than :data:`MAX_JSON_DEPTH` levels.
 
     Args:
         text: the JSON text from the client.
         what: how the message names it, e.g. ``"request body"``.
+        exact_integers: False: parse with orjson (fast; integers past 64 bits
+            become floats), falling back to ``json.loads`` for what orjson refuses.
 
     Raises:
         json.JSONDecodeError: not JSON (callers word their own 400 or 422).
@@ -36,12 +52,20 @@ def parse_json(text: str | bytes, what: str) -> Any:
         BadRequestError: nested more than :data:`MAX_JSON_DEPTH` levels (400).
     """
     try:
-        document = json.loads(text)
-    except RecursionError:
-        raise _too_deep(what) from None
+        document = _parse_with_json(text, what) if exact_integers else orjson.loads(text)
+    except orjson.JSONDecodeError:
+        document = _parse_with_json(text, what)
     if _deeper_than(document, MAX_JSON_DEPTH):
         raise _too_deep(what)
     return document
+
+
+def _parse_with_json(text: str | bytes, what: str) -> Any:
+    """``json.loads(text)``, with too deep a nesting refused (400)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _too_deep(what) from None
 
 
 def _too_deep(what: str) -> BadRequestError:

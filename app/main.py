@@ -89,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.service = service
     install_error_handlers(app)
+    app.add_middleware(routes.infer.InferenceFastPath, service=service)  # innermost: after the body deadline
     app.add_middleware(BodyTimeoutMiddleware, timeout_s=service.settings.body_timeout_s)
     app.add_middleware(
         RequestContextMiddleware, metrics=service.metrics, is_known_model=service.manager.is_known

@@ -132,7 +132,7 @@ def _parse_json(header: bytes, *, binary: bool) -> dict[str, Any]:
     if not header.strip():
         raise BadRequestError('request body is empty; send a JSON object such as {"inputs": [...]}')
     try:
-        document = parse_json(header, "the request's JSON")
+        document = parse_json(header, "the request's JSON", exact_integers=False)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         hint = "" if binary else " (binary tensor data needs the Inference-Header-Content-Length header)"
         raise BadRequestError(f"request body is not valid JSON: {exc}{hint}") from None

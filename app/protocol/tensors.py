@@ -51,6 +51,8 @@ def decode_json(data: Any, datatype: str, shape: Sequence[int], what: str) -> np
     except (ValueError, TypeError, OverflowError) as exc:
         raise UnprocessableError(f"{what}: data is not a rectangular array of numbers: {exc}") from None
     if values.size and values.dtype.kind not in _JSON_KINDS.get(dtype.kind, "biuf"):
+        if dtype.kind in "iu" and values.dtype.kind == "f" and np.isfinite(values).all():
+            _check_range(values, dtype, datatype, what)  # integers past 64 bits arrive as floats
         raise UnprocessableError(f"{what}: data holds {_describe_kind(values)}, not {datatype} values")
     _check_count(values.size, shape, what)
     if dtype.kind in "iu" and values.size:

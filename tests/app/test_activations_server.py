@@ -1,6 +1,6 @@
 """Activation capture against a real ``python -m app``: the stock ``tritonclient.http`` reads
 captures through the ``capture`` parameter of ``infer``, and 50 mixed requests sent in parallel
-each get exactly the result they get alone."""
+each get the result they get alone (up to the rounding of a batched forward)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,15 @@ import httpx
 import numpy as np
 import pytest
 from _app_support import Server, run_server
-from test_activations import MIXED, TOL, X, mixed_requests, torch_run, write_repository
+from test_activations import (
+    MIXED,
+    TOL,
+    X,
+    assert_same_document,
+    mixed_requests,
+    torch_run,
+    write_repository,
+)
 
 httpclient = pytest.importorskip("tritonclient.http")
 pytest.importorskip("torch")
@@ -23,8 +31,7 @@ pytest.importorskip("torch")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("activations-server")
     repository = write_repository(folder / "model_repository")
-    # One BLAS thread per call: then every forward rounds alike, alone or beside others,
-    # and the parallel test can ask for bit-identical results.
+    # One BLAS thread per call: then forwards of the same rows round alike, alone or beside others.
     env = {"MININN_SEED_REPOSITORY": "false", "MININN_INFERENCE_THREADS": "4",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     with run_server(repository, folder / "server.log", **env) as running:
@@ -88,8 +95,10 @@ def test_fifty_mixed_parallel_requests_each_get_their_result_alone(server: Serve
     alone = [_post(server.base_url, request) for request in requests[: len(MIXED)]]
     with ThreadPoolExecutor(max_workers=16) as pool:
         together = list(pool.map(lambda r: _post(server.base_url, r), requests))
+    # Plain /infer requests may share a batched forward, which rounds like BLAS does for that
+    # many rows (app/batching.py): equal up to that rounding, as in the in-process twin test.
     for i, document in enumerate(together):
-        assert document == alone[i % len(MIXED)], f"request {i}: {MIXED[i % len(MIXED)]}"
+        assert_same_document(document, alone[i % len(MIXED)], f"request {i}: {MIXED[i % len(MIXED)]}")
     plain = _post(server.base_url, requests[0])
     assert plain == alone[0] and [o["name"] for o in plain["outputs"]] == ["logits", "probabilities"]
 

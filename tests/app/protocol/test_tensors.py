@@ -62,6 +62,12 @@ def test_json_integer_out_of_range_is_refused() -> None:
         decode_json([1, 300], "UINT8", [2], "input 'x'")
 
 
+def test_json_integer_past_64_bits_is_out_of_range() -> None:
+    # The inference parser (orjson) reads an integer past 64 bits as a float.
+    with pytest.raises(UnprocessableError, match=r"input 'x': value -1e\+30 is out of range for INT64"):
+        decode_json([1.0, -1e30], "INT64", [2], "input 'x'")
+
+
 def test_json_bytes_are_utf8_strings() -> None:
     array = decode_json([["héllo", ""]], "BYTES", [1, 2], "input 'text'")
     assert array.dtype == object and array.shape == (1, 2)

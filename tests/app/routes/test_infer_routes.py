@@ -274,3 +274,28 @@ def test_a_request_that_waits_past_its_timeout_is_504(slow_repository: Path) -> 
         assert response.json()["error"].startswith("request for model 'slow' waited ")
     finally:
         client.__exit__(None, None, None)
+
+
+def test_the_fast_path_answers_as_the_router_does(client: TestClient) -> None:
+    # Under a root_path, InferenceFastPath leaves /infer to FastAPI's router: both must answer alike.
+    routed = TestClient(client.app, root_path="/api")
+    x = np.ones((2, 4), np.float32)
+    binary, binary_headers = binary_request({"input": x})
+    cases = [
+        ("/v2/models/mlp/infer", {"json": json_body(x)}),
+        ("/v2/models/mlp/versions/1/infer", {"json": json_body(x, id="a", outputs=[{"name": "output"}])}),
+        ("/v2/models/mlp/infer", {"content": binary, "headers": binary_headers}),
+        ("/v2/models/nope/infer", {"json": json_body(x)}),
+        ("/v2/models/mlp/versions/x/infer", {"json": json_body(x)}),
+        ("/v2/models/mlp/versions/9/infer", {"json": json_body(x)}),
+        ("/v2/models/mlp/infer", {"json": json_body(np.ones((2, 3), np.float32))}),
+        ("/v2/models/mlp/infer", {"content": b"{"}),
+        ("/v2/models/broken/infer", {"json": json_body(x)}),
+    ]
+    for path, kwargs in cases:
+        fast, slow = client.post(path, **kwargs), routed.post(path, **kwargs)
+        assert (fast.status_code, fast.content) == (slow.status_code, slow.content), path
+        for header in ("content-type", "inference-header-content-length", "retry-after"):
+            assert fast.headers.get(header) == slow.headers.get(header), (path, header)
+        assert fast.headers["x-request-id"] and slow.headers["x-request-id"]
+    assert client.get("/v2/models/mlp/infer").status_code == 405  # other methods: the router's 405
