@@ -47,6 +47,7 @@ import contextvars
 import copy
 import functools
 import logging
+import sys
 import threading
 import time
 from collections import deque
@@ -590,29 +591,38 @@ async def cancel_on_disconnect(
     Call it after the request body has been read: ``receive`` then only
     returns once the client has gone (``http.disconnect``). Cancelling a
     request that waits in a :class:`BatchQueue` removes it, so it is never
-    computed.
+    computed. ``work`` runs in the calling task; one watcher task cancels that
+    task when the client goes.
 
     Raises:
         ClientDisconnectedError: the client disconnected before ``work`` finished.
     """
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_disconnected(receive))
-    try:
-        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-        if not task.done() and watcher.exception() is not None:
-            await asyncio.wait((task,))  # receive() failed: nothing to watch, just wait
-    except asyncio.CancelledError:
+    task = asyncio.current_task()
+    assert task is not None
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        try:
+            await _disconnected(receive)
+        except Exception:  # receive() failed: nothing to watch, let the work finish
+            return
+        gone = True
         task.cancel()
-        raise
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        if sys.version_info >= (3, 11):
+            task.uncancel()
+        raise ClientDisconnectedError(
+            "the client disconnected before its inference finished; it was dropped"
+        ) from None
     finally:
         watcher.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    await asyncio.wait((task,))
-    if not task.cancelled():
-        task.exception()  # retrieved, so that asyncio does not log it
-    raise ClientDisconnectedError("the client disconnected before its inference finished; it was dropped")
 
 
 async def _disconnected(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:

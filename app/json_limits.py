@@ -55,9 +55,20 @@ def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True) -> 
         document = _parse_with_json(text, what) if exact_integers else orjson.loads(text)
     except orjson.JSONDecodeError:
         document = _parse_with_json(text, what)
-    if _deeper_than(document, MAX_JSON_DEPTH):
+    if _openings(text) > MAX_JSON_DEPTH and _deeper_than(document, MAX_JSON_DEPTH):
         raise _too_deep(what)
     return document
+
+
+def _openings(text: str | bytes) -> int:
+    """How many ``[`` and ``{`` ``text`` holds: a bound on its nesting, counted at C speed.
+
+    Most requests hold fewer than :data:`MAX_JSON_DEPTH` and skip the walk of
+    :func:`_deeper_than`, which looks at every member (13 us for 784 numbers).
+    """
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return text.count(b"[") + text.count(b"{")
 
 
 def _parse_with_json(text: str | bytes, what: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -27,6 +28,17 @@ from app.version import SERVER_NAME, __version__
 __all__ = ["create_app"]
 
 logger = logging.getLogger("app")
+
+SWITCH_INTERVAL_S = 0.0005
+"""The interpreter's thread switch interval while the server runs (Python's default: 5 ms).
+
+An inference thread takes the interpreter back after every NumPy call that
+released it (each matmul, bias add and activation), and a busy event loop
+holds it for up to the switch interval before handing it over. With 0.5 ms,
+32 batch-1 JSON clients of the benchmark MLP got 9-10% more answers per
+second (2626 -> 2874 and 2630 -> 2890 req/s in two pairs of runs), the event
+loop's thread going from 77-80% to 83-84% busy.
+"""
 
 _DESCRIPTION = """
 A KServe V2 / Open Inference Protocol server for mininn models, compatible
@@ -68,6 +80,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         task = asyncio.create_task(service.start(), name="mininn-load-models")
         watch = asyncio.create_task(service.manager.watch(), name="mininn-watch-repository")
         try:
@@ -78,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await running
             service.close()
+            sys.setswitchinterval(interval)
 
     app = FastAPI(
         title=SERVER_NAME,

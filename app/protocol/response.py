@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 
 from app.errors import UnprocessableError
 from app.protocol.datatypes import numpy_dtype, v2_datatype
@@ -61,6 +62,7 @@ def encode_inference_response(
         document["id"] = request_id
     tails: list[bytes] = []
     entries = []
+    finite = True  # no NaN or infinity among the JSON numbers
     for output in requested:
         array = _output_array(outputs, output.name, (datatypes or {}).get(output.name))
         entry: dict[str, Any] = {
@@ -74,12 +76,24 @@ def encode_inference_response(
             tails.append(raw)
         else:
             entry["data"] = encode_json(array, f"output '{output.name}'")
+            finite = finite and (array.dtype.kind not in "fc" or bool(np.isfinite(array).all()))
         entries.append(entry)
     document["outputs"] = entries
-    header = json.dumps(document, separators=(",", ":")).encode()
+    header = _dumps(document, finite)
     if not tails:
         return EncodedResponse(header, None)
     return EncodedResponse(b"".join([header, *tails]), len(header))
+
+
+def _dumps(document: dict[str, Any], finite: bool) -> bytes:
+    """``document`` as compact JSON: orjson's, unless NaN or infinity must be written.
+
+    orjson writes those as ``null``; ``json`` writes ``NaN`` and ``Infinity``,
+    as Triton does and as ``tritonclient`` (``json.loads``) reads them back.
+    """
+    if finite:
+        return orjson.dumps(document)
+    return json.dumps(document, separators=(",", ":")).encode()
 
 
 def _output_array(outputs: Mapping[str, Any], name: str, datatype: str | None) -> np.ndarray:

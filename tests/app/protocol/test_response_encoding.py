@@ -60,3 +60,24 @@ def test_outputs_are_cast_to_their_declared_datatype() -> None:
 def test_an_output_the_model_did_not_produce_is_422() -> None:
     with pytest.raises(UnprocessableError, match="the model produced no output 'w'; it produced y, z"):
         encode([RequestedOutput("w", False)])
+
+
+def test_nan_and_infinity_are_written_as_json_and_triton_write_them() -> None:
+    y = np.array([[np.nan, np.inf, -np.inf, 0.5]], dtype=np.float32)
+    body = encode_inference_response(
+        model_name="m", model_version="1", request_id=None, outputs={"y": y},
+        requested=[RequestedOutput("y", False)],
+    ).body
+    assert b"[NaN,Infinity,-Infinity,0.5]" in body
+    np.testing.assert_array_equal(json.loads(body)["outputs"][0]["data"], y[0])
+
+
+def test_finite_outputs_read_back_to_the_same_float32_values() -> None:
+    y = (np.random.default_rng(3).standard_normal((4, 50)) * 10.0 ** np.arange(-25, 25)).astype(np.float32)
+    body = encode_inference_response(
+        model_name="m", model_version="1", request_id="é\n", outputs={"y": y},
+        requested=[RequestedOutput("y", False)],
+    ).body
+    document = json.loads(body)
+    assert document["id"] == "é\n"
+    np.testing.assert_array_equal(np.asarray(document["outputs"][0]["data"], np.float32), y.ravel())
