@@ -11,15 +11,15 @@ limits of its own. Either would turn a few kilobytes of ``[[[[...`` into a
 
 Inference requests (``exact_integers=False``) are parsed by orjson, about
 eight times faster than the standard library on the long number lists of a V2
-request (18 against 144 us for one 784-float tensor), which made it the
-largest single cost of a small JSON request. What orjson refuses and the
-standard library reads (``NaN`` and ``Infinity``, which Triton's parser
-accepts too, UTF-16 or UTF-32 text, nesting past orjson's own limit) is
-parsed again by ``json.loads``, so the accepted language and the error
-messages stay those of ``json``. One difference remains: orjson reads an
-integer past the 64-bit range as a float, as Triton's parser does; such a
-value is out of range for every integer datatype anyway. Other documents
-(``model.json``, which the server stores) keep ``json.loads``'s exact integers.
+request (17 against 135 us for one 784-float tensor; see
+``benchmarks/serve_breakdown.py``). What orjson refuses and the standard
+library reads (``NaN`` and ``Infinity``, which Triton's parser accepts too,
+UTF-16 or UTF-32 text, nesting past orjson's own limit) is parsed again by
+``json.loads``, so the accepted language and the error messages stay those of
+``json``. One difference remains: orjson reads an integer past the 64-bit
+range as a float, as Triton's parser does; such a value is out of range for
+every integer datatype anyway. Other documents (``model.json``, which the
+server stores) keep ``json.loads``'s exact integers.
 """
 
 from __future__ import annotations
@@ -51,10 +51,13 @@ def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True) -> 
         UnicodeDecodeError: bytes that are not UTF-8, -16 or -32.
         BadRequestError: nested more than :data:`MAX_JSON_DEPTH` levels (400).
     """
-    try:
-        document = _parse_with_json(text, what) if exact_integers else orjson.loads(text)
-    except orjson.JSONDecodeError:
+    if exact_integers:
         document = _parse_with_json(text, what)
+    else:
+        try:
+            document = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            document = _parse_with_json(text, what)
     if _openings(text) > MAX_JSON_DEPTH and _deeper_than(document, MAX_JSON_DEPTH):
         raise _too_deep(what)
     return document

@@ -34,11 +34,13 @@ SWITCH_INTERVAL_S = 0.0005
 
 An inference thread takes the interpreter back after every NumPy call that
 released it (each matmul, bias add and activation), and a busy event loop
-holds it for up to the switch interval before handing it over. With 0.5 ms,
-32 batch-1 JSON clients of the benchmark MLP got 9-10% more answers per
-second (2626 -> 2874 and 2630 -> 2890 req/s in two pairs of runs), the event
-loop's thread going from 77-80% to 83-84% busy.
+holds it for up to the switch interval before handing it over. A shorter
+interval keeps the event loop's thread busier and answers more batched
+requests: with 32 batch-1 JSON clients of the benchmark MLP,
+``benchmarks/serve_breakdown.py`` measured 2794 requests/s against 2684 with
+5 ms (means of two rounds; the loop's thread 80-83% busy against 77-80%).
 """
+
 
 _DESCRIPTION = """
 A KServe V2 / Open Inference Protocol server for mininn models, compatible

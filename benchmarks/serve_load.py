@@ -213,8 +213,14 @@ def running(command: list[str], env: dict[str, str], ready: str, what: str, log:
 
 
 def mininn_server(
-    repository: Path, port: int, log: Path, blas: dict[str, str] | None = None, **settings: Any
+    repository: Path,
+    port: int,
+    log: Path,
+    blas: dict[str, str] | None = None,
+    command: list[str] | None = None,
+    **settings: Any,
 ) -> Any:
+    """``python -m app`` (or ``command``) on ``repository``, with ``MININN_*`` ``settings``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MININN_")}
     env.update(BLAS_ENV if blas is None else blas)
     env = {k: v for k, v in env.items() if v != ""}
@@ -229,7 +235,7 @@ def mininn_server(
     )
     env.update({f"MININN_{key.upper()}": str(value) for key, value in settings.items()})
     ready = f"http://127.0.0.1:{port}/v2/health/ready"
-    return running([sys.executable, "-m", "app"], env, ready, "mininn-serve", log)
+    return running(command or [sys.executable, "-m", "app"], env, ready, "mininn-serve", log)
 
 
 def setup_mlserver() -> Path:

@@ -120,10 +120,11 @@ _ROUTES: dict[bool, BaseRoute] = {  # by "names a version": the route the router
 class InferenceFastPath:
     """Serves ``POST .../infer`` straight from the middleware stack, past FastAPI's router.
 
-    On a batch-1 JSON request the router (route matching over every route,
-    dependency solving, its own middleware layers) cost more than parsing the
-    tensors and running the model: this path halved the server's CPU per
-    request. It runs the same code as the routes above (:func:`require_read`,
+    On a batch-1 JSON request FastAPI's router (route matching over every
+    route, dependency solving, its exception and exit-stack layers) cost about
+    as much as parsing the request: skipping it took the server's CPU per
+    batched MLP request from about 620 to 440 us (``benchmarks/serve_breakdown.py``
+    measures it). It runs the same code as the routes above (:func:`require_read`,
     ``manager.version``, :func:`_infer`) and renders errors with the same
     handler, so answers are the same either way; the routes stay in the app
     for the OpenAPI schema, other methods (405) and mounts under a
