@@ -69,7 +69,7 @@ from app.metrics import Metrics
 from app.repository import ModelSpec
 from app.settings import Settings
 
-__all__ = ["BatchQueue", "BatchingPolicy", "cancel_on_disconnect"]
+__all__ = ["DISCONNECT_GRACE_S", "BatchQueue", "BatchingPolicy", "cancel_on_disconnect"]
 
 logger = logging.getLogger("app.batching")
 
@@ -172,6 +172,7 @@ class _Request:
     queued_at: float = field(default_factory=time.monotonic)
     queued_ns: int = field(default_factory=time.perf_counter_ns)
     started: bool = False  # its forward began (set under BatchQueue._lock for lone requests)
+    expired: bool = False  # its deadline passed while it waited for its answer
     abandoned: bool = False  # a lone request whose caller gave up (or that expired): never run it
 
     @property
@@ -181,7 +182,10 @@ class _Request:
 
 
 def _group_key(inputs: Arrays) -> Hashable:
-    return tuple((name, array.dtype.str, array.shape[1:]) for name, array in sorted(inputs.items()))
+    if len(inputs) == 1:
+        ((name, array),) = inputs.items()
+        return ((name, array.dtype, array.shape[1:]),)
+    return tuple((name, array.dtype, array.shape[1:]) for name, array in sorted(inputs.items()))
 
 
 # ---- the queue -------------------------------------------------------------------------------
@@ -324,15 +328,23 @@ class BatchQueue:
             self._warned[reason], self._rejected[reason] = now, 0
 
     async def _wait(self, request: _Request) -> dict[str, Any]:
-        assert request.future is not None
+        future = request.future
+        assert future is not None
         if request.deadline is None:
-            return await request.future
+            return await future
+        # A timer that cancels the future at the deadline: what asyncio.wait_for does, without
+        # its extra future and callbacks on every request.
+        timer = future.get_loop().call_later(request.deadline - time.monotonic(), _expire, request)
         try:
-            return await asyncio.wait_for(request.future, request.deadline - time.monotonic())
-        except asyncio.TimeoutError:
-            if not request.future.cancelled():
-                raise  # the forward itself raised TimeoutError
-            raise self._timed_out(request) from None
+            return await future
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            cancelling = task is not None and getattr(task, "cancelling", lambda: 0)() > 0
+            if request.expired and not cancelling:  # our timer, not a cancelled caller
+                raise self._timed_out(request) from None
+            raise
+        finally:
+            timer.cancel()
 
     def _timed_out(self, request: _Request) -> GatewayTimeoutError:
         waited_ms = (time.monotonic() - request.queued_at) * 1e3
@@ -425,7 +437,9 @@ class BatchQueue:
         self._wakeup = loop.call_later(delay, self._dispatch) if delay > 0 else loop.call_soon(self._dispatch)
 
     def _dispatch(self) -> None:
-        self._wakeup = None
+        if self._wakeup is not None:  # called directly (by _finished), or this is that call
+            self._wakeup.cancel()
+            self._wakeup = None
         if self._busy:
             return
         self._drop_expired()
@@ -498,6 +512,10 @@ class BatchQueue:
 
     def _finished(self, batch: list[_Request], future: asyncio.Future[list[Mapping[str, Any]]]) -> None:
         self._busy = False
+        if self._waiting:
+            # Start the next batch before answering this one: the answers' tasks then run on the
+            # event loop while the inference thread computes (the other order kept them apart).
+            self._dispatch()
         exc = future.exception()
         if exc is not None:
             self._fail(batch, exc)
@@ -506,8 +524,6 @@ class BatchQueue:
                 assert request.future is not None
                 if not request.future.done():
                     request.future.set_result(outputs)
-        if self._waiting:
-            self._wake(asyncio.get_running_loop(), 0.0)
 
     def _fail(self, batch: list[_Request], exc: BaseException) -> None:
         rows = sum(request.rows for request in batch)
@@ -538,6 +554,14 @@ class BatchQueue:
             self._m_batch.observe(rows)
         if self._on_execution is not None:
             self._on_execution(rows, sum(waits) // len(waits), finished - started_ns)
+
+
+def _expire(request: _Request) -> None:
+    """At a request's deadline: stop waiting for its answer (:meth:`BatchQueue._wait` answers 504)."""
+    assert request.future is not None
+    if not request.future.done():
+        request.expired = True
+        request.future.cancel()  # a lone request not started is dropped; a queued one is forgotten
 
 
 def _expired(request: _Request, now: float) -> bool:
@@ -583,16 +607,29 @@ def _shutting_down(model: str) -> ServiceUnavailableError:
 
 
 # ---- client disconnects ----------------------------------------------------------------------
+DISCONNECT_GRACE_S = 0.05
+"""How long a request runs before :func:`cancel_on_disconnect` starts watching its client.
+
+Watching costs a task per request; most batched requests are answered well
+within this time, and work that short is not worth dropping. A client that
+hangs up while its request waits longer is noticed at most this late.
+"""
+
+
 async def cancel_on_disconnect(
-    receive: Callable[[], Awaitable[Mapping[str, Any]]], work: Coroutine[Any, Any, T]
+    receive: Callable[[], Awaitable[Mapping[str, Any]]],
+    work: Coroutine[Any, Any, T],
+    *,
+    grace_s: float = DISCONNECT_GRACE_S,
 ) -> T:
     """``await work``, cancelling it if the HTTP client disconnects first.
 
     Call it after the request body has been read: ``receive`` then only
     returns once the client has gone (``http.disconnect``). Cancelling a
     request that waits in a :class:`BatchQueue` removes it, so it is never
-    computed. ``work`` runs in the calling task; one watcher task cancels that
-    task when the client goes.
+    computed. ``work`` runs in the calling task; if it is still running after
+    ``grace_s`` seconds, one watcher task starts and cancels that task when the
+    client goes.
 
     Raises:
         ClientDisconnectedError: the client disconnected before ``work`` finished.
@@ -600,6 +637,7 @@ async def cancel_on_disconnect(
     task = asyncio.current_task()
     assert task is not None
     gone = False
+    watcher: asyncio.Task[None] | None = None
 
     async def watch() -> None:
         nonlocal gone
@@ -610,7 +648,11 @@ async def cancel_on_disconnect(
         gone = True
         task.cancel()
 
-    watcher = asyncio.ensure_future(watch())
+    def start_watching() -> None:
+        nonlocal watcher
+        watcher = task.get_loop().create_task(watch())
+
+    timer = task.get_loop().call_later(grace_s, start_watching)
     try:
         return await work
     except asyncio.CancelledError:
@@ -622,7 +664,9 @@ async def cancel_on_disconnect(
             "the client disconnected before its inference finished; it was dropped"
         ) from None
     finally:
-        watcher.cancel()
+        timer.cancel()
+        if watcher is not None:
+            watcher.cancel()
 
 
 async def _disconnected(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import routes
 from app.body_timeout import BodyTimeoutMiddleware
@@ -69,6 +70,36 @@ _ERRORS = [  # what each router's routes may answer besides 2xx, for the OpenAPI
 ]
 
 
+class _ServerApp(FastAPI):
+    """FastAPI, with ``POST .../infer`` served by :class:`~app.routes.infer.InferenceFastPath`.
+
+    Inference requests skip FastAPI's own layers (exception and telemetry
+    middleware, router, dependencies) and go through :attr:`inference`: the
+    same request-context and body-deadline middleware as every other request,
+    then the inference endpoint. When OpenTelemetry is configured (FastAPI's
+    native telemetry is on), they take FastAPI's way, so that they are traced.
+    """
+
+    inference: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            self.inference is not None
+            and not self.root_path
+            and routes.infer.InferenceFastPath.claims(scope)
+            and not _telemetry_enabled(self)
+        ):
+            scope["app"] = self
+            await self.inference(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _telemetry_enabled(app: FastAPI) -> bool:
+    telemetry = getattr(app, "_native_telemetry", None)  # FastAPI >= 0.160
+    return telemetry is not None and bool(telemetry.enabled())
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service's FastAPI app.
 
@@ -96,7 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             service.close()
             sys.setswitchinterval(interval)
 
-    app = FastAPI(
+    app = _ServerApp(
         title=SERVER_NAME,
         version=__version__,
         description=_DESCRIPTION,
@@ -106,11 +137,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.service = service
     install_error_handlers(app)
-    app.add_middleware(routes.infer.InferenceFastPath, service=service)  # innermost: after the body deadline
-    app.add_middleware(BodyTimeoutMiddleware, timeout_s=service.settings.body_timeout_s)
-    app.add_middleware(
-        RequestContextMiddleware, metrics=service.metrics, is_known_model=service.manager.is_known
-    )
+    # every request: request id and metrics (outermost), then the body deadline
+    context = {"metrics": service.metrics, "is_known_model": service.manager.is_known}
+    deadline = {"timeout_s": service.settings.body_timeout_s}
+    app.add_middleware(BodyTimeoutMiddleware, **deadline)
+    app.add_middleware(RequestContextMiddleware, **context)
+    endpoint = routes.infer.InferenceFastPath(service)
+    app.inference = RequestContextMiddleware(BodyTimeoutMiddleware(endpoint, **deadline), **context)
     for router in ROUTERS:
         codes = next((codes for known, codes in _ERRORS if known is router), _COMMON)
         app.include_router(router, responses=error_responses(*codes))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.activations import encode_capture_response, infer_capture
 from app.auth import require_read
@@ -118,46 +118,57 @@ _ROUTES: dict[bool, BaseRoute] = {  # by "names a version": the route the router
 
 
 class InferenceFastPath:
-    """Serves ``POST .../infer`` straight from the middleware stack, past FastAPI's router.
+    """Serves ``POST .../infer`` in front of FastAPI: the app hands such requests to it first.
 
     On a batch-1 JSON request FastAPI's router (route matching over every
     route, dependency solving, its exception and exit-stack layers) cost about
-    as much as parsing the request: skipping it took the server's CPU per
-    batched MLP request from about 620 to 440 us (``benchmarks/serve_breakdown.py``
-    measures it). It runs the same code as the routes above (:func:`require_read`,
+    as much as parsing the request, and its outer layers (error, telemetry and
+    body-limit middleware) a little more. The server's app
+    (:func:`app.main.create_app`) asks :meth:`claims` of every request and
+    sends the ones claimed through a short stack of the service's own
+    middleware (request id and metrics, the body deadline) to this endpoint,
+    which runs the same code as the routes above (:func:`require_read`,
     ``manager.version``, :func:`_infer`) and renders errors with the same
-    handler, so answers are the same either way; the routes stay in the app
-    for the OpenAPI schema, other methods (405) and mounts under a
-    ``root_path``, which this path leaves to them. It sets ``path_params`` and
-    ``route`` in the scope as the router would, for the request log and the
-    metrics' ``endpoint`` label.
+    handler, so answers are the same either way
+    (``benchmarks/serve_breakdown.py`` measures the difference).
+
+    The routes stay in the app for the OpenAPI schema, other methods (405) and
+    mounts under a ``root_path``, which this path leaves to them. It sets
+    ``path_params`` and ``route`` in the scope as the router would, for the
+    request log and the metrics' ``endpoint`` label.
 
     Args:
-        app: the wrapped ASGI app (FastAPI's exception middleware and router).
         service: the service whose models it serves.
     """
 
-    def __init__(self, app: ASGIApp, service: Service) -> None:
-        self.app = app
+    def __init__(self, service: Service) -> None:
         self.service = service
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        match = None
-        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            match = _INFER_PATH.fullmatch(scope["path"])
+    @staticmethod
+    def claims(scope: Scope) -> bool:
+        """Whether ``scope`` is an inference request this path serves (it then fills in the route)."""
+        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+            return False
+        match = _INFER_PATH.fullmatch(scope["path"])
         if match is None:
-            await self.app(scope, receive, send)
-            return
+            return False
         name, version = match.groups()
-        params = {"model_name": name}
-        if version is not None:
-            params["model_version"] = version
-        scope["path_params"] = params
+        scope["path_params"] = {"model_name": name} if version is None else {
+            "model_name": name,
+            "model_version": version,
+        }
         scope["route"] = _ROUTES[version is not None]
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        params = scope["path_params"]
+        version = params.get("model_version")
         request = Request(scope, receive)
         try:
             await require_read(request)
-            model = self.service.manager.version(name, None if version is None else parse_version(version))
+            model = self.service.manager.version(
+                params["model_name"], None if version is None else parse_version(version)
+            )
             response = await _infer(request, self.service, model)
         except ServiceError as exc:
             response = render_service_error(request, exc)

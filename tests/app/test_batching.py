@@ -21,8 +21,14 @@ import pytest
 
 import mininn
 import models
-from app.batching import BatchingPolicy, BatchQueue
-from app.errors import GatewayTimeoutError, ServiceError, ServiceUnavailableError, UnprocessableError
+from app.batching import BatchingPolicy, BatchQueue, cancel_on_disconnect
+from app.errors import (
+    ClientDisconnectedError,
+    GatewayTimeoutError,
+    ServiceError,
+    ServiceUnavailableError,
+    UnprocessableError,
+)
 from app.metrics import Metrics
 from app.repository import ModelSpec
 from app.runner import ModelRunner
@@ -447,8 +453,11 @@ def test_expired_requests_are_dropped_before_the_next_batch_is_formed(executor: 
     assert [call["x"][:, 0].tolist() for call in forward.calls] == [[100.0], [2.0]]
 
 
+@pytest.mark.parametrize("deadline", [None, 60.0], ids=["no deadline", "deadline"])
 @pytest.mark.parametrize("policy", [ON, None], ids=["batched", "alone"])
-def test_a_cancelled_waiting_request_is_removed_and_never_runs(policy: BatchingPolicy | None) -> None:
+def test_a_cancelled_waiting_request_is_removed_and_never_runs(
+    policy: BatchingPolicy | None, deadline: float | None
+) -> None:
     executor = ThreadPoolExecutor(1)
     forward = GatedForward()
     metrics = Metrics()
@@ -456,12 +465,15 @@ def test_a_cancelled_waiting_request_is_removed_and_never_runs(policy: BatchingP
 
     async def main() -> None:
         first = await park(queue, forward, policy or BatchingPolicy(0))
-        (waiting,) = submit_all(queue, [x(9.0)], policy=policy)
+        until = None if deadline is None else time.monotonic() + deadline
+        (waiting,) = submit_all(queue, [x(9.0)], policy=policy, deadline=until)
         await asyncio.sleep(0.01)
         assert (queue.depth, queue.pending) == (1, 2)
         waiting.cancel()
         await asyncio.sleep(0.01)
         assert (queue.depth, queue.pending) == (0, 1)
+        with pytest.raises(asyncio.CancelledError):  # cancelled, not a 504: its deadline is far off
+            await waiting
         forward.gate.set()
         await first
 
@@ -494,7 +506,70 @@ def test_metrics_record_batch_sizes_and_queue_waits(executor: ThreadPoolExecutor
     assert sample("mininn_queue_wait_seconds_sum", labels) >= 0.01  # two requests waited for the first
 
 
-# ---- the policy -----------------------------------------------------------------------------
+# ---- client disconnects ----------------------------------------------------------------------
+class Client:
+    """``receive`` of a request whose body was read: it returns ``http.disconnect`` once ``gone`` is set."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.gone = asyncio.Event()
+
+    async def receive(self) -> dict[str, Any]:
+        self.calls += 1
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+
+def test_work_that_ends_within_the_grace_period_never_watches_its_client() -> None:
+    async def main() -> tuple[str, int]:
+        client = Client()
+        client.gone.set()  # even a client already gone: the answer is ready before anyone looks
+        result = await cancel_on_disconnect(client.receive, asyncio.sleep(0.01, "done"), grace_s=0.2)
+        await asyncio.sleep(0.25)  # past the grace period: no watcher starts late
+        return result, client.calls
+
+    assert asyncio.run(main()) == ("done", 0)
+
+
+def test_a_client_that_leaves_after_the_grace_period_cancels_its_work() -> None:
+    async def main() -> tuple[float, bool, int]:
+        client = Client()
+        cancelled = False
+
+        async def work() -> None:
+            nonlocal cancelled
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                cancelled = True
+                raise
+
+        asyncio.get_running_loop().call_later(0.1, client.gone.set)
+        started = time.monotonic()
+        with pytest.raises(ClientDisconnectedError, match="the client disconnected before its inference"):
+            await cancel_on_disconnect(client.receive, work(), grace_s=0.05)
+        current = asyncio.current_task()
+        assert current is not None and current.cancelling() == 0  # the watcher's cancel is undone
+        return time.monotonic() - started, cancelled, client.calls
+
+    waited, cancelled, calls = asyncio.run(main())
+    assert 0.09 <= waited < 1.0
+    assert cancelled and calls == 1
+
+
+def test_a_disconnect_during_the_grace_period_is_noticed_when_it_ends() -> None:
+    async def main() -> float:
+        client = Client()
+        client.gone.set()
+        started = time.monotonic()
+        with pytest.raises(ClientDisconnectedError):
+            await cancel_on_disconnect(client.receive, asyncio.sleep(10), grace_s=0.05)
+        return time.monotonic() - started
+
+    assert 0.04 <= asyncio.run(main()) < 1.0
+
+
+# ---- the policy -------------------------------------------------------------------------------
 def spec(**extra: Any) -> ModelSpec:
     return ModelSpec.model_validate({"architecture": "mlp", **extra})
 

@@ -299,3 +299,21 @@ def test_the_fast_path_answers_as_the_router_does(client: TestClient) -> None:
             assert fast.headers.get(header) == slow.headers.get(header), (path, header)
         assert fast.headers["x-request-id"] and slow.headers["x-request-id"]
     assert client.get("/v2/models/mlp/infer").status_code == 405  # other methods: the router's 405
+
+
+def test_with_opentelemetry_on_inference_takes_fastapi_s_way(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FastAPI traces requests only through its own stack: with its telemetry on, /infer goes there.
+    import app.main
+    from app.routes.infer import InferenceFastPath
+
+    async def refuse(*args: Any) -> None:
+        raise AssertionError("the fast path served a request that FastAPI should trace")
+
+    monkeypatch.setattr(app.main, "_telemetry_enabled", lambda app: True)
+    monkeypatch.setattr(InferenceFastPath, "__call__", refuse)
+    response = client.post("/v2/models/mlp/infer", json=json_body())
+    assert response.status_code == 200
+    assert response.json()["outputs"][0]["name"] == "output"
+

@@ -22,18 +22,19 @@ def value(found: dict, name: str, **labels: str) -> float:
 def test_requests_and_failures_are_counted_by_model_and_endpoint(client: TestClient) -> None:
     body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
     client.post("/v2/models/mlp/infer", json=body)
+    client.post("/v2/models/mlp/infer", json=body)
     client.post("/v2/models/mlp/infer", json={"inputs": []})
     client.get("/v2/models/some-unknown-name")
     found = samples(client)
     endpoint = "/v2/models/{model_name}/infer"
     labels = {"model": "mlp", "endpoint": endpoint, "method": "POST"}
-    assert value(found, "mininn_requests_total", **labels, status="200") == 1
+    assert value(found, "mininn_requests_total", **labels, status="200") == 2
     assert value(found, "mininn_requests_total", **labels, status="422") == 1
     assert value(found, "mininn_request_failures_total", model="mlp", endpoint=endpoint, status="422") == 1
     unknown = {"model": "_unknown", "endpoint": "/v2/models/{model_name}", "status": "404"}
     assert value(found, "mininn_request_failures_total", **unknown) == 1
-    assert value(found, "mininn_request_duration_seconds_count", model="mlp", endpoint=endpoint) == 2
-    assert value(found, "mininn_inference_duration_seconds_count", model="mlp", version="2") == 1
+    assert value(found, "mininn_request_duration_seconds_count", model="mlp", endpoint=endpoint) == 3
+    assert value(found, "mininn_inference_duration_seconds_count", model="mlp", version="2") == 2
     assert value(found, "mininn_requests_in_flight") == 1  # the /metrics request itself
 
 
