@@ -38,8 +38,8 @@ released it (each matmul, bias add and activation), and a busy event loop
 holds it for up to the switch interval before handing it over. A shorter
 interval keeps the event loop's thread busier and answers more batched
 requests: with 32 batch-1 JSON clients of the benchmark MLP,
-``benchmarks/serve_breakdown.py`` measured 2794 requests/s against 2684 with
-5 ms (means of two rounds; the loop's thread 80-83% busy against 77-80%).
+``benchmarks/serve_breakdown.py`` measured 3044-3068 requests/s against
+2630-2887 with 5 ms (two rounds each).
 """
 
 
