@@ -31,6 +31,10 @@ What it does, all on this machine, client and servers on 127.0.0.1:
   shared cores OpenBLAS's own threads made a batch-1 MLP forward 25x slower
   (57 ms against 2 ms, measured with the load average at 15). One extra series
   runs the MLP with the library default, as an out-of-the-box server would.
+- Another series runs the MLP (JSON) on ``MININN_WORKERS=2`` processes, one per
+  core here (``--no-workers`` skips it): each has its own event loop, inference
+  threads and batch queue, so the unbatched requests are no longer bound to
+  one interpreter.
 - Serves the same MLP weights with Seldon's MLServer through
   ``benchmarks/mlserver_runtime/runtime.py`` (the same forward in NumPy), in its own
   venv ``benchmarks/mlserver_runtime/.venv`` (``mlserver``, ``uvloop<0.22``,
@@ -67,7 +71,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +95,7 @@ CONCURRENCY = (1, 8, 32, 64)
 MLSERVER_BATCH_TIME_S = 0.005
 CLIENT = "raw"  # or "httpx" (--client)
 BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # --blas-threads
+WORKERS = 2  # the multi-process series (--no-workers skips it): one process per core here
 OVERLOAD = {"max_queue": 16, "timeout_ms": 2000, "factor": 4, "seconds": 20}
 
 
@@ -578,7 +583,37 @@ def run_sweeps(
             results["points"] += sweep(targets, opts)
     if "mlp" in opts.models and opts.default_blas:
         results["points"] += run_default_blas(work, opts)
+    if "mlp" in opts.models and opts.workers:
+        results["points"] += run_workers(work, opts)
     return results
+
+
+def run_workers(work: Path, opts: argparse.Namespace) -> list[Point]:
+    """The mlp (JSON) on ``MININN_WORKERS`` processes, each with its own event loop and batch queue.
+
+    Rows per forward are not reported: each worker has its own ``/metrics``.
+    """
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = f"mininn-serve, {WORKERS} workers"
+    print(f"mlp, JSON, {WORKERS} worker processes", flush=True)
+    with mininn_server(work / "repository", port, work / "mininn-workers.log", workers=WORKERS):
+        targets = [replace(t, metrics=None) for t in mininn_targets(base, "mlp", ("json",), server)]
+        wait_for_every_worker(targets)
+        return sweep(targets, opts)
+
+
+def wait_for_every_worker(targets: list[Target], timeout_s: float = 60.0) -> None:
+    """Until 20 requests in a row to each target answer 200: /v2/health/ready reached only one worker."""
+    deadline = time.monotonic() + timeout_s
+    for target in targets:
+        answered = 0
+        while answered < 20:
+            response = httpx.post(target.url, content=target.body.content, headers=target.body.headers)
+            answered = answered + 1 if response.status_code == 200 else 0
+            if time.monotonic() > deadline:
+                status = response.status_code
+                raise RuntimeError(f"{target.url} still answers {status} after {timeout_s:.0f} s")
 
 
 def run_default_blas(work: Path, opts: argparse.Namespace) -> list[Point]:
@@ -697,6 +732,11 @@ def targets(points: list[Point]) -> dict[str, Any]:
     if on and off and off.throughput:
         summary["mlp_json_c32_batching_speedup"] = on.throughput / off.throughput
         summary["mlp_json_c32_batching_p99_ms"] = on.p99_ms
+    server = f"mininn-serve, {WORKERS} workers"
+    on_w = find(points, server=server, model="mlp", batching=True, protocol="json", concurrency=32)
+    off_w = find(points, server=server, model="mlp", batching=False, protocol="json", concurrency=32)
+    if on_w and off_w and off_w.throughput:
+        summary[f"mlp_json_c32_{WORKERS}_workers_batching_speedup"] = on_w.throughput / off_w.throughput
     peers = [p for p in points if p.server.startswith("mlserver") and p.concurrency == 32]
     if on and peers:
         best = max(peers, key=lambda p: p.throughput)
@@ -723,6 +763,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-overload", action="store_true", help="skip the overload section")
     parser.add_argument(
         "--no-default-blas", dest="default_blas", action="store_false", help="skip the unpinned-BLAS mlp run"
+    )
+    parser.add_argument(
+        "--no-workers", dest="workers", action="store_false", help=f"skip the {WORKERS}-worker mlp run"
     )
     parser.add_argument("--overload-seconds", type=float, default=float(OVERLOAD["seconds"]))
     parser.add_argument("--setup-mlserver", action="store_true", help="only make MLServer's venv, then exit")

@@ -20,6 +20,8 @@ def style(point: dict[str, Any]) -> dict[str, Any]:
         ("mininn-serve", False): "tab:orange",
         ("mininn-serve, default BLAS threads", True): "tab:cyan",
         ("mininn-serve, default BLAS threads", False): "tab:brown",
+        ("mininn-serve, 2 workers", True): "tab:green",
+        ("mininn-serve, 2 workers", False): "tab:olive",
         ("mlserver workers=1", False): "tab:red",
         ("mlserver workers=1", True): "tab:purple",
         ("mlserver workers=0", False): "tab:pink",
