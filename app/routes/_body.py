@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 
-from app.errors import BadRequestError, PayloadTooLargeError, UnprocessableError
+from app.errors import BadRequestError, ClientDisconnectedError, PayloadTooLargeError, UnprocessableError
 from app.json_limits import parse_json
 
 __all__ = ["read_body", "read_json_object"]
@@ -17,6 +18,10 @@ async def read_body(request: Request, limit: int, variable: str = "MININN_MAX_RE
     """The raw body, refused with 413 as soon as it passes ``limit`` bytes.
 
     ``Content-Length`` gives an early refusal before anything is read.
+
+    Raises:
+        PayloadTooLargeError: over ``limit`` (413).
+        ClientDisconnectedError: the client hung up before the body's end (499, never delivered).
     """
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
@@ -25,11 +30,16 @@ async def read_body(request: Request, limit: int, variable: str = "MININN_MAX_RE
         )
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLargeError(f"request body is over the {limit}-byte limit ({variable})")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLargeError(f"request body is over the {limit}-byte limit ({variable})")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise ClientDisconnectedError(
+            f"the client disconnected after sending {size} bytes of the request body"
+        ) from None
     return b"".join(chunks)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import socket
 import threading
 import time
@@ -304,3 +305,28 @@ def test_a_client_that_disconnects_while_its_request_waits_is_dropped_before_com
     assert depth == 0
     assert stats["execution_count"] == 1  # only the parked forward ran
     assert stats["inference_count"] == 1
+
+
+def test_a_client_that_hangs_up_halfway_through_its_body_is_a_499_not_an_error(
+    repository: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    labels = {"endpoint": "/v2/models/{model_name}/infer", "method": "POST", "model": "nap"}  # sorted
+    content = json.dumps(body([1.0, 2.0])).encode()
+    with caplog.at_level(logging.INFO, logger="app"), live_server(repository) as base:
+        host_port = base.removeprefix("http://")
+        head = (
+            f"POST /v2/models/nap/infer HTTP/1.1\r\nHost: {host_port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(content)}\r\n\r\n"
+        ).encode()
+        host, port = host_port.split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(head + content[: len(content) // 2])
+            time.sleep(0.2)  # the server is reading the body
+        wait_until(
+            lambda: metric(base, "mininn_requests_total", **labels, status="499") == 1,
+            5,
+            "the hang-up to be counted",
+        )
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+    assert any("the client disconnected after sending" in r.getMessage() for r in caplog.records)
