@@ -1,7 +1,7 @@
 """An uploaded checkpoint, read for checking and for copying into a module.
 
 A safetensors upload is never loaded whole: its header (checked by
-``mininn.serialization.load_metadata`` first, so a hostile one fails there)
+mininn's own safetensors header reader, so a hostile one fails there)
 gives each tensor's key, shape, dtype and place in the file; the check runs
 ``load_state_dict`` on zero-byte stand-ins of those shapes, and then each
 tensor is read from the file straight into its parameter, one at a time. So
@@ -16,7 +16,6 @@ tensor into a parameter's array.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -27,25 +26,14 @@ from typing import Any
 import numpy as np
 
 from app.errors import BadRequestError, UnprocessableError
-from mininn import _dtype
-from mininn.serialization import CheckpointError, detect_format, load_metadata
+from mininn.serialization import CheckpointError, detect_format
 from mininn.serialization import load as load_checkpoint
+from mininn.serialization._io import open_source
+from mininn.serialization._safetensors import read_header
 
 __all__ = ["Checkpoint", "detect", "open_checkpoint"]
 
 _MAX_LISTED = 50
-_SAFETENSORS_DTYPES = {
-    "BOOL": "bool",
-    "U8": "uint8",
-    "I8": "int8",
-    "I16": "int16",
-    "I32": "int32",
-    "I64": "int64",
-    "F16": "float16",
-    "BF16": "bfloat16",
-    "F32": "float32",
-    "F64": "float64",
-}
 
 
 def detect(path: Path) -> str:
@@ -159,23 +147,16 @@ class _StreamedSafetensors(Checkpoint):
 
     @classmethod
     def open(cls, path: Path) -> _StreamedSafetensors:
-        load_metadata(path)  # checks the whole header against the file: dtypes, shapes, offsets
-        with open(path, "rb") as fh:
-            length = int.from_bytes(fh.read(8), "little")
-            header = json.loads(fh.read(length))
-        header.pop("__metadata__", None)
-        start = 8 + length
-        entries = {
-            key: _Entry(
-                _numpy_dtype(spec["dtype"]),
-                tuple(spec["shape"]),
-                start + spec["data_offsets"][0],
-                spec["data_offsets"][1] - spec["data_offsets"][0],
-            )
-            for key, spec in header.items()
-        }
-        order = sorted(entries, key=lambda k: entries[k].offset)
-        return cls(path, {key: entries[key] for key in order})
+        with open_source(path) as source:  # the header, checked against the file: dtypes, shapes, offsets
+            header = read_header(source)
+        entries = sorted(header.entries, key=lambda entry: entry.begin)
+        return cls(
+            path,
+            {
+                e.name: _Entry(e.dtype, e.shape, header.data_start + e.begin, e.end - e.begin)
+                for e in entries
+            },
+        )
 
     def keys(self) -> list[str]:
         return list(self.entries)
@@ -204,10 +185,6 @@ class _StreamedSafetensors(Checkpoint):
     def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
         names, count = _strip(self.keys(), prefix)
         return _StreamedSafetensors(self.path, {new: self.entries[old] for old, new in names.items()}), count
-
-
-def _numpy_dtype(code: str) -> np.dtype:
-    return _dtype.as_dtype(_SAFETENSORS_DTYPES[code]).np
 
 
 def _read_exactly(fd: int, view: memoryview, offset: int) -> None:
