@@ -30,7 +30,6 @@ import http.client
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,21 +44,12 @@ from safetensors.numpy import save_file
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "serve_latency.json"
 sys.path.insert(0, str(ROOT))  # run from a checkout: import mininn and models from it
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _support import Body, binary_body, free_port, mlp_weights  # noqa: E402
+
 SMALL = {"in_features": 784, "hidden_sizes": [128, 64], "out_features": 10}
 WIDE = {"in_features": 100, "hidden_sizes": [], "out_features": 100}
 LARGE_SHAPE = (10_000, 100)
-
-
-def mlp_weights(config: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """A state dict of the zoo's ``mlp`` layout: Linear layers at indices 0, 3, 6, ..."""
-    rng = np.random.default_rng(seed)
-    widths = [config["in_features"], *config["hidden_sizes"], config["out_features"]]
-    weights = {}
-    for layer, (fan_in, fan_out) in enumerate(zip(widths[:-1], widths[1:])):
-        scale = 1 / np.sqrt(fan_in)
-        weights[f"{3 * layer}.weight"] = (rng.standard_normal((fan_out, fan_in)) * scale).astype(np.float32)
-        weights[f"{3 * layer}.bias"] = (rng.standard_normal(fan_out) * scale).astype(np.float32)
-    return weights
 
 
 def write_repository(root: Path) -> None:
@@ -69,12 +59,6 @@ def write_repository(root: Path) -> None:
         spec = {"architecture": "mlp", "config": config, "max_batch_size": max_batch}
         (root / name / "model.json").write_text(json.dumps(spec))
         save_file(mlp_weights(config, seed=len(name)), str(folder / "weights.safetensors"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_server(repository: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
@@ -101,25 +85,10 @@ def start_server(repository: Path, port: int, workers: int) -> subprocess.Popen[
     raise RuntimeError("the server did not become ready within 60 s")
 
 
-def binary_body(name: str, x: np.ndarray, binary_output: bool) -> tuple[bytes, dict[str, str]]:
-    header = {
-        "inputs": [
-            {
-                "name": name,
-                "shape": list(x.shape),
-                "datatype": "FP32",
-                "parameters": {"binary_data_size": x.nbytes},
-            }
-        ],
-        "parameters": {"binary_data_output": binary_output},
-    }
-    raw = json.dumps(header).encode()
-    return raw + x.tobytes(), {"Inference-Header-Content-Length": str(len(raw))}
-
-
-def json_body(name: str, x: np.ndarray) -> tuple[bytes, dict[str, str]]:
+def json_body(name: str, x: np.ndarray) -> Body:
+    """JSON with nested ``data`` (``x.tolist()``), as a client that does not flatten sends it."""
     document = {"inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32", "data": x.tolist()}]}
-    return json.dumps(document).encode(), {"Content-Type": "application/json"}
+    return Body(json.dumps(document).encode(), {"Content-Type": "application/json"})
 
 
 def decode(response: http.client.HTTPResponse) -> np.ndarray:
@@ -137,8 +106,8 @@ def decode(response: http.client.HTTPResponse) -> np.ndarray:
 
 def round_trip(connection: http.client.HTTPConnection, model: str, encode: Any) -> tuple[float, np.ndarray]:
     started = time.perf_counter()
-    body, headers = encode()
-    connection.request("POST", f"/v2/models/{model}/infer", body, headers)
+    body = encode()
+    connection.request("POST", f"/v2/models/{model}/infer", body.content, body.headers)
     result = decode(connection.getresponse())
     return time.perf_counter() - started, result
 
@@ -178,7 +147,7 @@ def bench_small(connection: http.client.HTTPConnection, repository: Path, reques
     with mininn.no_grad():
         expected = servable.predict({"input": x})["output"]
         for i in range(requests + 50):
-            elapsed, result = round_trip(connection, "small", lambda: binary_body("input", x, True))
+            elapsed, result = round_trip(connection, "small", lambda: binary_body("input", x))
             started = time.perf_counter()
             servable.predict({"input": x})
             local = time.perf_counter() - started
@@ -203,7 +172,7 @@ def bench_large(connection: http.client.HTTPConnection, repeats: int) -> dict[st
     outputs: dict[str, np.ndarray] = {}
     for i in range(repeats + 1):
         for kind, encode in (
-            ("binary", lambda: binary_body("input", x, True)),
+            ("binary", lambda: binary_body("input", x)),
             ("json", lambda: json_body("input", x)),
         ):
             elapsed, outputs[kind] = round_trip(connection, "wide", encode)
@@ -217,8 +186,8 @@ def bench_large(connection: http.client.HTTPConnection, repeats: int) -> dict[st
         "json_round_trip_ms": json_p50,
         "binary_round_trip_ms": binary_p50,
         "speedup": json_p50 / binary_p50,
-        "json_request_bytes": len(json_body("input", x)[0]),
-        "binary_request_bytes": len(binary_body("input", x, True)[0]),
+        "json_request_bytes": len(json_body("input", x).content),
+        "binary_request_bytes": len(binary_body("input", x).content),
         "target_speedup": 5.0,
         "meets_target": json_p50 / binary_p50 >= 5.0,
         "samples": {k: [round(t * 1e3, 2) for t in v] for k, v in times.items()},

@@ -63,7 +63,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -80,6 +79,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout: import mininn and models from it
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _support import Body, binary_body, free_port, json_body, mlp_weights  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 RUNTIME_DIR = ROOT / "benchmarks" / "mlserver_runtime"
 MLSERVER_VENV = RUNTIME_DIR / ".venv"
@@ -100,17 +102,6 @@ OVERLOAD = {"max_queue": 16, "timeout_ms": 2000, "factor": 4, "seconds": 20}
 
 
 # ---- repository and bodies --------------------------------------------------------------------
-def mlp_weights(seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    widths = [MLP["in_features"], *MLP["hidden_sizes"], MLP["out_features"]]
-    weights = {}
-    for layer, (fan_in, fan_out) in enumerate(zip(widths[:-1], widths[1:])):
-        scale = 1 / np.sqrt(fan_in)
-        weights[f"{3 * layer}.weight"] = (rng.standard_normal((fan_out, fan_in)) * scale).astype(np.float32)
-        weights[f"{3 * layer}.bias"] = (rng.standard_normal(fan_out) * scale).astype(np.float32)
-    return weights
-
-
 def resnet_weights() -> dict[str, np.ndarray]:
     import mininn
     import models
@@ -123,7 +114,7 @@ def resnet_weights() -> dict[str, np.ndarray]:
 def write_repository(root: Path) -> dict[str, dict[str, np.ndarray]]:
     from safetensors.numpy import save_file
 
-    weights = {"mlp": mlp_weights(), "resnet18": resnet_weights()}
+    weights = {"mlp": mlp_weights(MLP, seed=0), "resnet18": resnet_weights()}
     for name, (architecture, config, max_batch, _, _) in MODELS.items():
         for suffix, extra in (("", {}), ("-nobatch", {"dynamic_batching": False})):
             folder = root / f"{name}{suffix}"
@@ -132,35 +123,6 @@ def write_repository(root: Path) -> dict[str, dict[str, np.ndarray]]:
             (folder / "model.json").write_text(json.dumps(spec))
             save_file(weights[name], str(folder / "1" / "weights.safetensors"))
     return weights
-
-
-@dataclass(frozen=True)
-class Body:
-    content: bytes
-    headers: dict[str, str]
-
-
-def json_body(name: str, x: np.ndarray) -> Body:
-    document = {
-        "inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]
-    }
-    return Body(json.dumps(document).encode(), {"Content-Type": "application/json"})
-
-
-def binary_body(name: str, x: np.ndarray) -> Body:
-    header = {
-        "inputs": [
-            {
-                "name": name,
-                "shape": list(x.shape),
-                "datatype": "FP32",
-                "parameters": {"binary_data_size": x.nbytes},
-            }
-        ],
-        "parameters": {"binary_data_output": True},
-    }
-    raw = json.dumps(header).encode()
-    return Body(raw + x.tobytes(), {"Inference-Header-Content-Length": str(len(raw))})
 
 
 def sample(model: str) -> np.ndarray:
@@ -180,12 +142,6 @@ def first_output(response: httpx.Response) -> np.ndarray:
 
 
 # ---- servers ----------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_ready(url: str, process: subprocess.Popen[bytes], what: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

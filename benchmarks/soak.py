@@ -40,7 +40,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -54,6 +53,9 @@ import httpx
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+from _support import free_port  # noqa: E402
+
 API_KEY = "soak-key"
 MLP_CONFIG = {"in_features": 4, "hidden_sizes": [8], "out_features": 3}
 MAX_RECOVERY_S = 30.0  # the longest the kill window may last
@@ -81,11 +83,6 @@ def safetensors_bytes(state: dict[str, np.ndarray]) -> bytes:
 
 
 # ---- the server ----------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
 
 def write_repository(root: Path) -> None:
     folder = root / "mlp"

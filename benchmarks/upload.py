@@ -37,7 +37,6 @@ import io
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,24 +50,15 @@ from safetensors.numpy import save as safetensors_bytes
 from safetensors.numpy import save_file
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _support import free_port, mlp_weights  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results" / "upload.json"
 SHAPES = {
     "even": {"in_features": 2048, "hidden_sizes": [2048] * 5, "out_features": 2048},
     "one-large": {"in_features": 4096, "hidden_sizes": [4096, 2048], "out_features": 256},
 }
 KEY = "benchmark-key"
-
-
-def mlp_weights(config: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """A state dict of the zoo's ``mlp`` for ``config`` (Linear layers at 0, 3, 6, ...)."""
-    rng = np.random.default_rng(seed)
-    widths = [config["in_features"], *config["hidden_sizes"], config["out_features"]]
-    weights = {}
-    for layer, (fan_in, fan_out) in enumerate(zip(widths[:-1], widths[1:])):
-        scale = np.float32(1 / np.sqrt(fan_in))
-        weights[f"{3 * layer}.weight"] = rng.standard_normal((fan_out, fan_in), dtype=np.float32) * scale
-        weights[f"{3 * layer}.bias"] = rng.standard_normal(fan_out, dtype=np.float32) * scale
-    return weights
 
 
 def encode(weights: dict[str, np.ndarray], fmt: str) -> bytes:
@@ -81,11 +71,6 @@ def encode(weights: dict[str, np.ndarray], fmt: str) -> bytes:
     torch.save({k: torch.from_numpy(v) for k, v in weights.items()}, buffer)
     return buffer.getvalue()
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def status_kib(pid: int, field: str) -> int:

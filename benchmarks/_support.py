@@ -1,0 +1,64 @@
+"""Helpers the serving benchmarks share: a free port, zoo ``mlp`` weights, V2 request bodies."""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Body", "binary_body", "free_port", "json_body", "mlp_weights"]
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def mlp_weights(config: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """A float32 state dict of the zoo's ``mlp`` for ``config`` (Linear layers at 0, 3, 6, ...)."""
+    rng = np.random.default_rng(seed)
+    widths = [config["in_features"], *config["hidden_sizes"], config["out_features"]]
+    weights = {}
+    for layer, (fan_in, fan_out) in enumerate(zip(widths[:-1], widths[1:])):
+        scale = np.float32(1 / np.sqrt(fan_in))
+        weights[f"{3 * layer}.weight"] = rng.standard_normal((fan_out, fan_in), dtype=np.float32) * scale
+        weights[f"{3 * layer}.bias"] = rng.standard_normal(fan_out, dtype=np.float32) * scale
+    return weights
+
+
+@dataclass(frozen=True)
+class Body:
+    """An encoded inference request: its bytes and the headers that go with them."""
+
+    content: bytes
+    headers: dict[str, str]
+
+
+def json_body(name: str, x: np.ndarray) -> Body:
+    """One FP32 input as JSON, its ``data`` flat (as tritonclient sends it)."""
+    document = {
+        "inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]
+    }
+    return Body(json.dumps(document).encode(), {"Content-Type": "application/json"})
+
+
+def binary_body(name: str, x: np.ndarray, binary_output: bool = True) -> Body:
+    """One FP32 input as a binary tensor after the JSON header; outputs binary too unless told."""
+    header = {
+        "inputs": [
+            {
+                "name": name,
+                "shape": list(x.shape),
+                "datatype": "FP32",
+                "parameters": {"binary_data_size": x.nbytes},
+            }
+        ],
+        "parameters": {"binary_data_output": binary_output},
+    }
+    raw = json.dumps(header).encode()
+    return Body(raw + x.tobytes(), {"Inference-Header-Content-Length": str(len(raw))})
