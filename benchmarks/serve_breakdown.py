@@ -20,6 +20,11 @@ queue wait. The variants:
   never matches).
 - ``switch 5 ms``: Python's default thread switch interval instead of
   ``app.main.SWITCH_INTERVAL_S``.
+- ``forward off the GIL``: each MLP forward replaced by a sleep as long as
+  that forward takes alone (timed here first, per batch size, one BLAS thread)
+  and zeros for outputs: it holds no GIL and no core. What the event loop could
+  serve if forwards ran in another process, before any cost of getting
+  tensors there and back.
 - ``floor``: a bare ASGI app on the same uvicorn (uvloop, httptools) that reads
   the body, parses it with orjson, converts the tensor with NumPy and answers
   ten numbers: what HTTP and the parse alone cost per request.
@@ -55,12 +60,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_load as sl  # noqa: E402  (the sibling benchmark: repository, client, server helpers)
 
 CLIENTS = 32
+FORWARD_S: dict[int, float] = {}  # the MLP's forward alone, per batch size (filled by main)
 SERVER = """
 import re, sys
 import app.main, app.routes.infer
 app.main.SWITCH_INTERVAL_S = {switch}
 if {router}:
     app.routes.infer._INFER_PATH = re.compile(r"(?!)")  # never matches: FastAPI's router serves /infer
+if {stand_in}:
+    import time, numpy as np, app.runner
+    forward_s = {stand_in}  # batch rows -> seconds the forward takes alone
+    real = app.runner.ModelRunner.predict
+    def predict(self, inputs):
+        if self.name != "mlp":
+            return real(self, inputs)
+        rows = len(inputs["input"])
+        time.sleep(forward_s[rows])
+        return {{"output": np.zeros((rows, 10), np.float32)}}
+    app.runner.ModelRunner.predict = predict
 from app.__main__ import main
 sys.exit(main([]))
 """
@@ -148,6 +165,29 @@ def measure(
     return point
 
 
+def forward_seconds(max_rows: int) -> dict[int, float]:
+    """The zoo MLP's forward alone for 1..``max_rows`` rows: best of 5, one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    import mininn
+    import models
+
+    servable = models.servable("mlp", sl.MLP)
+    rng = np.random.default_rng(0)
+    seconds = {}
+    with threadpool_limits(1), mininn.no_grad():
+        for rows in range(1, max_rows + 1):
+            inputs = {"input": rng.standard_normal((rows, sl.MLP["in_features"]), dtype=np.float32)}
+            servable.predict(inputs)
+            best = float("inf")
+            for _ in range(5):
+                started = time.perf_counter()
+                servable.predict(inputs)
+                best = min(best, time.perf_counter() - started)
+            seconds[rows] = best
+    return seconds
+
+
 def parse_times(body: bytes) -> dict[str, float]:
     from app.protocol import parse_inference_request
     from models.signature import TensorSpec
@@ -175,7 +215,7 @@ def parse_times(body: bytes) -> dict[str, float]:
 
 def variants() -> list[tuple[str, str, str, dict[str, Any]]]:
     """(label, model, protocol, how to start its server)."""
-    shipped = {"switch": "app.main.SWITCH_INTERVAL_S", "router": False}
+    shipped = {"switch": "app.main.SWITCH_INTERVAL_S", "router": False, "stand_in": None}
     return [
         ("batching, json", "mlp", "json", shipped),
         ("no batching, json", "mlp-nobatch", "json", shipped),
@@ -183,6 +223,7 @@ def variants() -> list[tuple[str, str, str, dict[str, Any]]]:
         ("no batching, binary", "mlp-nobatch", "binary", shipped),
         ("batching, json, router", "mlp", "json", {**shipped, "router": True}),
         ("batching, json, switch 5 ms", "mlp", "json", {**shipped, "switch": 0.005}),
+        ("batching, json, forward off the GIL", "mlp", "json", {**shipped, "stand_in": FORWARD_S}),
         ("floor, json", "mlp", "json", {"floor": True}),
     ]
 
@@ -216,13 +257,13 @@ def run_variant(
         server = sl.running(command, dict(os.environ, **sl.BLAS_ENV), f"{base}/", "floor", log)
         metrics = None
     else:
-        code = SERVER.format(switch=how["switch"], router=how["router"])
+        code = SERVER.format(switch=how["switch"], router=how["router"], stand_in=how["stand_in"])
         server = sl.mininn_server(work / "repository", port, log, command=[sys.executable, "-c", code])
         metrics = base
     with server as pid:
         point = measure(pid, f"{base}/v2/models/{model}/infer", body, seconds, metrics, model)
     print(
-        f"  {label:30s} {point['requests_per_s']:7.0f} req/s  p99 {point['p99_ms']:6.1f} ms  server "
+        f"  {label:36s} {point['requests_per_s']:7.0f} req/s  p99 {point['p99_ms']:6.1f} ms  server "
         f"{point['server_cpu_us_per_request']:5.0f} us/req  threads {point['thread_busy']}  "
         f"rows/forward {point.get('rows_per_forward', float('nan')):.1f}",
         flush=True,
@@ -248,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         body = sl.json_body("input", sl.sample("mlp")).content
         parse = parse_times(body)
         print("parse of one 784-float JSON body (us): " + ", ".join(f"{k} {v:.1f}" for k, v in parse.items()))
+        FORWARD_S.update(forward_seconds(sl.MODELS["mlp"][2]))
+        alone = ", ".join(f"{rows} rows {FORWARD_S[rows] * 1e3:.2f}" for rows in (1, 16, 32))
+        print(f"MLP forward alone (ms): {alone}")
         rounds: dict[str, list[dict[str, Any]]] = {}
         for round_ in range(opts.repeat):
             print(f"round {round_ + 1}/{opts.repeat}, {CLIENTS} clients, MLP", flush=True)
@@ -269,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             "wall_seconds": time.monotonic() - started,
         },
         "parse_us": parse,
+        "forward_alone_ms": {rows: seconds * 1e3 for rows, seconds in FORWARD_S.items()},
         "variants": rounds,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
