@@ -39,7 +39,7 @@ holds it for up to the switch interval before handing it over. A shorter
 interval keeps the event loop's thread busier and answers more batched
 requests: with 32 batch-1 JSON clients of the benchmark MLP,
 ``benchmarks/serve_breakdown.py`` measured 3044-3068 requests/s against
-2630-2887 with 5 ms (two rounds each), and 3245-3344 against 3077-3114 in a
+2630-2887 with 5 ms (two rounds each), and 3182-3299 against 2946-2971 in a
 later run.
 """
 

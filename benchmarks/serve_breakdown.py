@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/serve_breakdown.py            # about 2 minutes
+    python benchmarks/serve_breakdown.py            # about 2.5 minutes
     python benchmarks/serve_breakdown.py --seconds 10 --repeat 3
 
 Writes ``benchmarks/results/serve_breakdown.json``. ``benchmarks/serve_load.py``
@@ -22,9 +22,10 @@ queue wait. The variants:
   ``app.main.SWITCH_INTERVAL_S``.
 - ``forward off the GIL``: each MLP forward replaced by a sleep as long as
   that forward takes alone (timed here first, per batch size, one BLAS thread)
-  and zeros for outputs: it holds no GIL and no core. What the event loop could
-  serve if forwards ran in another process, before any cost of getting
-  tensors there and back.
+  and zeros for outputs, one forward at a time (``MININN_INFERENCE_THREADS=1``):
+  it holds no GIL and no core. What the server could do, with and without
+  batching, if forwards ran in a process of their own on the other core,
+  before any cost of getting tensors there and back.
 - ``floor``: a bare ASGI app on the same uvicorn (uvloop, httptools) that reads
   the body, parses it with orjson, converts the tensor with NumPy and answers
   ten numbers: what HTTP and the parse alone cost per request.
@@ -68,11 +69,12 @@ app.main.SWITCH_INTERVAL_S = {switch}
 if {router}:
     app.routes.infer._INFER_PATH = re.compile(r"(?!)")  # never matches: FastAPI's router serves /infer
 if {stand_in}:
-    import time, numpy as np, app.runner
+    import os, time, numpy as np, app.runner
+    os.environ["MININN_INFERENCE_THREADS"] = "1"  # one forward at a time: one core for forwards
     forward_s = {stand_in}  # batch rows -> seconds the forward takes alone
     real = app.runner.ModelRunner.predict
     def predict(self, inputs):
-        if self.name != "mlp":
+        if not self.name.startswith("mlp"):
             return real(self, inputs)
         rows = len(inputs["input"])
         time.sleep(forward_s[rows])
@@ -224,6 +226,7 @@ def variants() -> list[tuple[str, str, str, dict[str, Any]]]:
         ("batching, json, router", "mlp", "json", {**shipped, "router": True}),
         ("batching, json, switch 5 ms", "mlp", "json", {**shipped, "switch": 0.005}),
         ("batching, json, forward off the GIL", "mlp", "json", {**shipped, "stand_in": FORWARD_S}),
+        ("no batching, json, forward off the GIL", "mlp-nobatch", "json", {**shipped, "stand_in": FORWARD_S}),
         ("floor, json", "mlp", "json", {"floor": True}),
     ]
 
@@ -263,7 +266,7 @@ def run_variant(
     with server as pid:
         point = measure(pid, f"{base}/v2/models/{model}/infer", body, seconds, metrics, model)
     print(
-        f"  {label:36s} {point['requests_per_s']:7.0f} req/s  p99 {point['p99_ms']:6.1f} ms  server "
+        f"  {label:40s} {point['requests_per_s']:7.0f} req/s  p99 {point['p99_ms']:6.1f} ms  server "
         f"{point['server_cpu_us_per_request']:5.0f} us/req  threads {point['thread_busy']}  "
         f"rows/forward {point.get('rows_per_forward', float('nan')):.1f}",
         flush=True,
