@@ -182,9 +182,6 @@ class _Request:
 
 
 def _group_key(inputs: Arrays) -> Hashable:
-    if len(inputs) == 1:
-        ((name, array),) = inputs.items()
-        return ((name, array.dtype, array.shape[1:]),)
     return tuple((name, array.dtype, array.shape[1:]) for name, array in sorted(inputs.items()))
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "parse_json",
     "parse_spec",
     "parse_version",
+    "spec_from_document",
     "validate_model_name",
 ]
 
@@ -218,6 +219,15 @@ def parse_spec(text: str | bytes, where: str) -> ModelSpec:
         document = parse_json(text, where)
     except BadRequestError as exc:
         raise UnprocessableError(exc.message) from None
+    return spec_from_document(document, where)
+
+
+def spec_from_document(document: Any, where: str) -> ModelSpec:
+    """The :class:`ModelSpec` in an already parsed JSON ``document``.
+
+    Raises:
+        UnprocessableError: not an object, or a bad key or value; the message names ``where`` and the key.
+    """
     if not isinstance(document, dict):
         raise UnprocessableError(f"{where} must be a JSON object with an 'architecture' key")
     try:

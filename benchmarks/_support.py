@@ -1,4 +1,4 @@
-"""Helpers the serving benchmarks share: a free port, zoo ``mlp`` weights, V2 request bodies."""
+"""Helpers the serving benchmarks share: a free port, zoo ``mlp`` weights, V2 request bodies, metrics."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import numpy as np
 
-__all__ = ["Body", "binary_body", "free_port", "json_body", "mlp_weights"]
+__all__ = ["Body", "binary_body", "free_port", "histogram_totals", "json_body", "mlp_weights"]
 
 
 def free_port() -> int:
@@ -62,3 +63,16 @@ def binary_body(name: str, x: np.ndarray, binary_output: bool = True) -> Body:
     }
     raw = json.dumps(header).encode()
     return Body(raw + x.tobytes(), {"Inference-Header-Content-Length": str(len(raw))})
+
+
+def histogram_totals(base: str, model: str, *names: str) -> dict[str, tuple[float, float]]:
+    """Each histogram's (sum, count) over ``model``'s series (every version) on the server's ``/metrics``."""
+    text = httpx.get(f"{base}/metrics").text
+    totals = {name: [0.0, 0.0] for name in names}
+    labels = f'{{model="{model}",'
+    for line in text.splitlines():
+        for name, total in totals.items():
+            for index, kind in enumerate(("_sum", "_count")):
+                if line.startswith(f"{name}{kind}{labels}"):
+                    total[index] += float(line.rsplit(" ", 1)[1])
+    return {name: (total[0], total[1]) for name, total in totals.items()}

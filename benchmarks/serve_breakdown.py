@@ -53,15 +53,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_load as sl  # noqa: E402  (the sibling benchmark: repository, client, server helpers)
+from _support import histogram_totals  # noqa: E402
 
 CLIENTS = 32
-FORWARD_S: dict[int, float] = {}  # the MLP's forward alone, per batch size (filled by main)
 SERVER = """
 import re, sys
 import app.main, app.routes.infer
@@ -69,8 +68,7 @@ app.main.SWITCH_INTERVAL_S = {switch}
 if {router}:
     app.routes.infer._INFER_PATH = re.compile(r"(?!)")  # never matches: FastAPI's router serves /infer
 if {stand_in}:
-    import os, time, numpy as np, app.runner
-    os.environ["MININN_INFERENCE_THREADS"] = "1"  # one forward at a time: one core for forwards
+    import time, numpy as np, app.runner
     forward_s = {stand_in}  # batch rows -> seconds the forward takes alone
     real = app.runner.ModelRunner.predict
     def predict(self, inputs):
@@ -121,20 +119,17 @@ def thread_ticks(pid: int) -> dict[str, int]:
 
 
 def metric_means(base: str, model: str) -> dict[str, float]:
-    text = httpx.get(f"{base}/metrics").text
-
-    def total(name: str) -> float:
-        pattern = rf'^{name}{{model="{re.escape(model)}"[^}}]*}} (\S+)'
-        return sum(float(m) for m in re.findall(pattern, text, re.M))
-
-    return {
-        name: total(f"{metric}_sum") / count if (count := total(f"{metric}_count")) else float("nan")
-        for name, metric in (
-            ("rows_per_forward", "mininn_batch_size"),
-            ("forward_ms", "mininn_inference_duration_seconds"),
-            ("queue_wait_ms", "mininn_queue_wait_seconds"),
-        )
+    metrics = {
+        "rows_per_forward": "mininn_batch_size",
+        "forward_ms": "mininn_inference_duration_seconds",
+        "queue_wait_ms": "mininn_queue_wait_seconds",
     }
+    totals = histogram_totals(base, model, *metrics.values())
+    means = {}
+    for name, metric in metrics.items():
+        total, count = totals[metric]
+        means[name] = total / count if count else float("nan")
+    return means
 
 
 def measure(
@@ -215,9 +210,11 @@ def parse_times(body: bytes) -> dict[str, float]:
     return times
 
 
-def variants() -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(label, model, protocol, how to start its server)."""
-    shipped = {"switch": "app.main.SWITCH_INTERVAL_S", "router": False, "stand_in": None}
+def variants(forward_s: dict[int, float]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(label, model, protocol, how to start its server); ``forward_s``: the MLP's forward alone by rows."""
+    shipped = {"switch": "app.main.SWITCH_INTERVAL_S", "router": False, "stand_in": None, "settings": {}}
+    # one forward at a time (a core for forwards), each a sleep as long as the forward alone
+    off_the_gil = {**shipped, "stand_in": forward_s, "settings": {"inference_threads": 1}}
     return [
         ("batching, json", "mlp", "json", shipped),
         ("no batching, json", "mlp-nobatch", "json", shipped),
@@ -225,8 +222,8 @@ def variants() -> list[tuple[str, str, str, dict[str, Any]]]:
         ("no batching, binary", "mlp-nobatch", "binary", shipped),
         ("batching, json, router", "mlp", "json", {**shipped, "router": True}),
         ("batching, json, switch 5 ms", "mlp", "json", {**shipped, "switch": 0.005}),
-        ("batching, json, forward off the GIL", "mlp", "json", {**shipped, "stand_in": FORWARD_S}),
-        ("no batching, json, forward off the GIL", "mlp-nobatch", "json", {**shipped, "stand_in": FORWARD_S}),
+        ("batching, json, forward off the GIL", "mlp", "json", off_the_gil),
+        ("no batching, json, forward off the GIL", "mlp-nobatch", "json", off_the_gil),
         ("floor, json", "mlp", "json", {"floor": True}),
     ]
 
@@ -261,7 +258,8 @@ def run_variant(
         metrics = None
     else:
         code = SERVER.format(switch=how["switch"], router=how["router"], stand_in=how["stand_in"])
-        server = sl.mininn_server(work / "repository", port, log, command=[sys.executable, "-c", code])
+        command = [sys.executable, "-c", code]
+        server = sl.mininn_server(work / "repository", port, log, command=command, **how["settings"])
         metrics = base
     with server as pid:
         point = measure(pid, f"{base}/v2/models/{model}/infer", body, seconds, metrics, model)
@@ -292,13 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         body = sl.json_body("input", sl.sample("mlp")).content
         parse = parse_times(body)
         print("parse of one 784-float JSON body (us): " + ", ".join(f"{k} {v:.1f}" for k, v in parse.items()))
-        FORWARD_S.update(forward_seconds(sl.MODELS["mlp"][2]))
-        alone = ", ".join(f"{rows} rows {FORWARD_S[rows] * 1e3:.2f}" for rows in (1, 16, 32))
+        forward_s = forward_seconds(sl.MODELS["mlp"][2])
+        alone = ", ".join(f"{rows} rows {forward_s[rows] * 1e3:.2f}" for rows in (1, 16, 32))
         print(f"MLP forward alone (ms): {alone}")
         rounds: dict[str, list[dict[str, Any]]] = {}
         for round_ in range(opts.repeat):
             print(f"round {round_ + 1}/{opts.repeat}, {CLIENTS} clients, MLP", flush=True)
-            for label, model, protocol, how in variants():
+            for label, model, protocol, how in variants(forward_s):
                 rounds.setdefault(label, []).append(
                     run_variant(work, label, model, protocol, how, opts.seconds)
                 )
@@ -316,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             "wall_seconds": time.monotonic() - started,
         },
         "parse_us": parse,
-        "forward_alone_ms": {rows: seconds * 1e3 for rows, seconds in FORWARD_S.items()},
+        "forward_alone_ms": {rows: seconds * 1e3 for rows, seconds in forward_s.items()},
         "variants": rounds,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)

@@ -80,7 +80,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout: import mininn and models from it
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _support import Body, binary_body, free_port, json_body, mlp_weights  # noqa: E402
+from _support import Body, binary_body, free_port, histogram_totals, json_body, mlp_weights  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 RUNTIME_DIR = ROOT / "benchmarks" / "mlserver_runtime"
@@ -355,13 +355,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def batch_rows(base: str, model: str) -> tuple[float, float]:
-    text = httpx.get(f"{base}/metrics").text
-    found = {"sum": 0.0, "count": 0.0}
-    for line in text.splitlines():
-        for kind in found:
-            if line.startswith(f'mininn_batch_size_{kind}{{model="{model}",'):
-                found[kind] += float(line.rsplit(" ", 1)[1])
-    return found["sum"], found["count"]
+    return histogram_totals(base, model, "mininn_batch_size")["mininn_batch_size"]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from app.auth import require_read, require_write
 from app.dependencies import ManagerDep
 from app.errors import UnprocessableError
-from app.repository import ModelSpec, parse_json, parse_spec, validate_model_name
+from app.repository import ModelSpec, parse_json, parse_spec, spec_from_document, validate_model_name
 from app.routes._body import read_body, read_json_object
 from app.routes._params import ModelName
 
@@ -134,8 +134,8 @@ async def put_model(
     """
     validate_model_name(model_name)
     text = await read_body(request, 1 << 20, "the 1 MiB limit of model.json")
-    document = parse_json(text, "model.json")
-    spec = parse_spec(text, "model.json")
+    document = parse_json(text, "model.json")  # 400: not JSON, or nested too deep
+    spec = spec_from_document(document, "model.json")
     pretty = (json.dumps(document, indent=2) + "\n").encode()
     created, entry, error = await manager.put_spec(model_name, pretty, spec)
     response.status_code = 201 if created else 200

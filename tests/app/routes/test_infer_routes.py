@@ -276,8 +276,20 @@ def test_a_request_that_waits_past_its_timeout_is_504(slow_repository: Path) -> 
         client.__exit__(None, None, None)
 
 
-def test_the_fast_path_answers_as_the_router_does(client: TestClient) -> None:
+def test_the_fast_path_answers_as_the_router_does(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Under a root_path, InferenceFastPath leaves /infer to FastAPI's router: both must answer alike.
+    from app.routes.infer import InferenceFastPath
+
+    served: list[str] = []  # the paths the fast path served
+    fast_path = InferenceFastPath.__call__
+
+    async def counting(self: InferenceFastPath, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        served.append(scope["path"])
+        await fast_path(self, scope, receive, send)
+
+    monkeypatch.setattr(InferenceFastPath, "__call__", counting)
     routed = TestClient(client.app, root_path="/api")
     x = np.ones((2, 4), np.float32)
     binary, binary_headers = binary_request({"input": x})
@@ -293,7 +305,11 @@ def test_the_fast_path_answers_as_the_router_does(client: TestClient) -> None:
         ("/v2/models/broken/infer", {"json": json_body(x)}),
     ]
     for path, kwargs in cases:
-        fast, slow = client.post(path, **kwargs), routed.post(path, **kwargs)
+        fast = client.post(path, **kwargs)
+        assert served == [path], path  # the fast path answered it, not the router
+        slow = routed.post(path, **kwargs)
+        assert served == [path], path  # and left the root_path one to the router
+        served.clear()
         assert (fast.status_code, fast.content) == (slow.status_code, slow.content), path
         for header in ("content-type", "inference-header-content-length", "retry-after"):
             assert fast.headers.get(header) == slow.headers.get(header), (path, header)
