@@ -395,7 +395,7 @@ class ModelManager:
                 ``architectures`` or ``accepted_keys``).
         """
         validate_model_name(name)
-        await asyncio.to_thread(check_spec, spec)
+        await asyncio.to_thread(check_spec, spec, self.repository.model_dir(name))
         async with self._lock(name):
             created = await asyncio.to_thread(self.repository.write_spec, name, text)
             logger.info("model %s: model.json %s", name, "created" if created else "replaced")
@@ -482,7 +482,7 @@ class ModelManager:
                 logger.info("model %s removed from the repository: unloaded", name)
             return
         latest = entry.latest if entry is not None and entry.state is ModelState.READY else None
-        if latest is None or entry is None or entry.disk is None or entry.disk.spec != disk.spec:
+        if latest is None or entry is None or entry.disk is None or not entry.disk.same_model(disk):
             logger.info("model %s changed in the repository: reloading", name)
             await self._load_locked(name, None)
             return

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import mininn
@@ -44,7 +45,16 @@ from app.statistics import InferenceStatistics
 from mininn.serialization import load as load_checkpoint
 from models.config import accepted_keys
 
-__all__ = ["LoadError", "ModelVersion", "UnloadedVersions", "VersionLoader", "VersionSlot", "check_spec"]
+__all__ = [
+    "LoadError",
+    "ModelVersion",
+    "UnloadedVersions",
+    "VersionLoader",
+    "VersionSlot",
+    "build_servable",
+    "check_spec",
+    "describe_spec",
+]
 
 logger = logging.getLogger("app.models")
 
@@ -177,8 +187,7 @@ class VersionSlot:
 
     def _describe(self) -> Any:
         if self._signature is None:
-            architecture = models.get_architecture(self.spec.architecture)
-            self._signature = architecture.signature(architecture.make_config(self.spec.config))
+            self._signature = describe_spec(self.spec)
         return self._signature
 
 
@@ -208,7 +217,7 @@ class VersionLoader:
         """A not-yet-loaded slot for ``version``, loading itself through ``loader``."""
         device, dtype = self.placement(spec)
         try:
-            batchable = models.get_architecture(spec.architecture).batchable
+            batchable = spec.module is not None or models.get_architecture(spec.architecture).batchable
         except models.ArchitectureError:
             batchable = False  # it fails to load anyway, with the reason
         return VersionSlot(
@@ -225,10 +234,8 @@ class VersionLoader:
         """
         started = time.perf_counter()
         where = f"version {version}"
-        with _step(f"{where}: building architecture '{spec.architecture}'"):
-            servable = models.servable(
-                spec.architecture, spec.config, resource_dir=self.repository.model_dir(name)
-            )
+        with _step(f"{where}: building {spec.built_from}"):
+            servable = build_servable(spec, self.repository.model_dir(name))
         path = self.repository.weights_path(name, version)
         source = file_identity(path)
         with _step(f"{where}: reading {path.parent.name}/{path.name}"):
@@ -340,13 +347,52 @@ def _load_libc() -> Any:
 _LIBC = _load_libc()
 
 
-def check_spec(spec: ModelSpec) -> None:
-    """Build ``spec``'s architecture with its config, which checks every key and value.
+def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:
+    """A fresh servable for ``spec``: a registered architecture, or the code in ``folder``.
 
     Raises:
-        UnprocessableError: unknown architecture (``details["architectures"]``) or a
-            config it refuses (``details["accepted_keys"]``).
+        models.ArchitectureError: unknown architecture, bad config, or model code that fails
+            to import or build (``models.ModelCodeError``, naming the file and line).
     """
+    if spec.module is not None:
+        code = models.CodeSpec(spec.module, spec.init, spec.inputs or (), spec.outputs)
+        return models.code_servable(folder, code)
+    return models.servable(spec.architecture, spec.config, resource_dir=folder)
+
+
+def describe_spec(spec: ModelSpec) -> models.Signature:
+    """The inputs and outputs ``spec`` declares, without building anything.
+
+    For code in the model's folder, inputs without a name and undeclared outputs are
+    only known once a version is loaded: they show as ``input__<i>`` and none.
+    """
+    if spec.module is None:
+        architecture = models.get_architecture(spec.architecture)
+        return architecture.signature(architecture.make_config(spec.config))
+    inputs = [
+        models.TensorSpec(e.get("name") or f"input__{i}", e["datatype"], tuple(e["shape"]))
+        for i, e in enumerate(spec.inputs or ())
+    ]
+    outputs = [models.TensorSpec(e["name"], e["datatype"], tuple(e["shape"])) for e in spec.outputs or ()]
+    return models.Signature(inputs, outputs)
+
+
+def check_spec(spec: ModelSpec, folder: Path | None = None) -> None:
+    """Build ``spec``'s architecture with its config, which checks every key and value.
+
+    For code in the model's folder (``module``), import it and build the module with
+    ``init`` in ``folder``.
+
+    Raises:
+        UnprocessableError: unknown architecture (``details["architectures"]``), a
+            config it refuses (``details["accepted_keys"]``), or code that fails.
+    """
+    if spec.module is not None:
+        try:
+            build_servable(spec, folder if folder is not None else Path("."))
+        except models.ArchitectureError as exc:
+            raise UnprocessableError(f"model.json's module {spec.module!r} does not build: {exc}") from None
+        return
     try:
         architecture = models.get_architecture(spec.architecture)
     except models.ArchitectureError as exc:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app import json_limits
 from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError
@@ -76,6 +76,7 @@ MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SPEC_FILE = "model.json"
 WEIGHTS_FILES = ("weights.safetensors", "weights.npz", "weights.pt", "weights.pth")
 _VERSION_PATTERN = re.compile(r"[1-9][0-9]{0,17}")
+_FILE_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _STAGING_PREFIX = ".upload-"
 _LOCK_SUFFIX = ".lock"
 _DELETED_PREFIX = ".deleted-"
@@ -112,6 +113,11 @@ class DiskState:
 
     spec: FileIdentity | None
     versions: tuple[tuple[int, FileIdentity], ...]
+    files: tuple[tuple[str, FileIdentity], ...] = ()  # the folder's code and data files
+
+    def same_model(self, other: DiskState) -> bool:
+        """Whether ``model.json`` and the code and data files are unchanged (versions aside)."""
+        return self.spec == other.spec and self.files == other.files
 
     @property
     def numbers(self) -> list[int]:
@@ -126,6 +132,11 @@ class DiskState:
     def identity_of(self, version: int) -> FileIdentity | None:
         """The identity of ``version``'s weights file, or None when it is not on disk."""
         return dict(self.versions).get(version)
+
+
+def is_model_file_name(name: str) -> bool:
+    """Whether ``name`` can be a code or data file of a model folder (no model.json, version, dot-file)."""
+    return bool(_FILE_NAME_PATTERN.fullmatch(name)) and name != SPEC_FILE and not name.isdigit()
 
 
 def validate_model_name(name: str) -> str:
@@ -157,11 +168,17 @@ def parse_version(version: str | int | None) -> int | None:
 
 
 class ModelSpec(BaseModel):
-    """The contents of ``model.json``; keys other issues add are kept as extras.
+    """The contents of ``model.json``: a registered architecture, or code in the model's folder.
+
+    Exactly one of ``architecture`` and ``module`` is given. Other keys are kept as extras.
 
     Attributes:
         architecture: the registered architecture name (``models.available()``).
         config: the architecture's config keys and values.
+        module: ``"<file>.py:<name>"``, a class or factory in the model's folder (``models.code``).
+        init: its keyword arguments.
+        inputs: ``{"name"?, "datatype", "shape"}`` per positional argument of its ``forward``.
+        outputs: ``{"name", "datatype", "shape"}`` per output; None: found by the warm-up.
         max_batch_size: largest batch per request; 0 disables batching; None:
             ``MININN_MAX_BATCH_SIZE`` for batchable architectures, else 0.
         device: this model's device; None: ``MININN_DEVICE``.
@@ -171,12 +188,45 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    architecture: str
+    architecture: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
+    module: str | None = None
+    init: dict[str, Any] = Field(default_factory=dict)
+    inputs: list[dict[str, Any]] | None = None
+    outputs: list[dict[str, Any]] | None = None
     max_batch_size: int | None = Field(None, ge=0)
     device: str | None = None
     dtype: str | None = None
     description: str = ""
+
+    @model_validator(mode="after")
+    def _architecture_or_module(self) -> ModelSpec:
+        if (self.architecture is None) == (self.module is None):
+            raise ValueError(
+                "give either 'architecture' (a registered one: GET /v2/repository/architectures) or "
+                "'module' (code in the model's folder, e.g. \"model.py:Net\"), not both or neither"
+            )
+        code_keys = self.init or self.inputs is not None or self.outputs is not None
+        if self.architecture is not None and code_keys:
+            raise ValueError("'init', 'inputs' and 'outputs' go with 'module'; architectures take 'config'")
+        if self.module is not None and self.config:
+            raise ValueError("'config' goes with 'architecture'; code in the model's folder takes 'init'")
+        if self.module is not None and not self.inputs:
+            raise ValueError(
+                "'module' needs 'inputs': one {\"name\", \"datatype\", \"shape\"} per tensor argument of "
+                'forward, e.g. [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 32, 32]}]'
+            )
+        return self
+
+    @property
+    def label(self) -> str:
+        """What the model is built from: the architecture name or the ``module`` reference."""
+        return self.architecture if self.architecture is not None else str(self.module)
+
+    @property
+    def built_from(self) -> str:
+        """For messages: ``architecture 'mlp'`` or ``module 'model.py:Net'``."""
+        return f"architecture '{self.architecture}'" if self.module is None else f"module '{self.module}'"
 
     @field_validator("device")
     @classmethod
@@ -229,15 +279,18 @@ def spec_from_document(document: Any, where: str) -> ModelSpec:
         UnprocessableError: not an object, or a bad key or value; the message names ``where`` and the key.
     """
     if not isinstance(document, dict):
-        raise UnprocessableError(f"{where} must be a JSON object with an 'architecture' key")
+        raise UnprocessableError(f"{where} must be a JSON object with an 'architecture' or 'module' key")
     try:
         return ModelSpec.model_validate(document)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"key '{'.'.join(str(p) for p in e['loc'])}': {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
+        problems = "; ".join(_problem(e) for e in exc.errors())
         raise UnprocessableError(f"{where}: {problems}") from None
+
+
+def _problem(error: Any) -> str:
+    message = str(error["msg"]).removeprefix("Value error, ")
+    key = ".".join(str(p) for p in error["loc"])
+    return f"key '{key}': {message}" if key else message
 
 
 class ModelRepository:
@@ -311,16 +364,23 @@ class ModelRepository:
         """A scan of the model's folder (None when the folder is gone); a few ``stat`` calls."""
         folder = self.model_dir(name)
         try:
-            entries = [e.name for e in os.scandir(folder) if _VERSION_PATTERN.fullmatch(e.name)]
+            scanned = list(os.scandir(folder))
         except (FileNotFoundError, NotADirectoryError):
             return None
+        entries = [e.name for e in scanned if _VERSION_PATTERN.fullmatch(e.name)]
+        files = []
+        for e in sorted(scanned, key=lambda e: e.name):
+            if is_model_file_name(e.name) and e.is_file(follow_symlinks=False):
+                identity = file_identity(Path(e.path))
+                if identity is not None:
+                    files.append((e.name, identity))
         versions = []
         for number in sorted(int(n) for n in entries):
             path = _weights_in(folder / str(number))
             identity = file_identity(path) if path is not None else None
             if identity is not None:
                 versions.append((number, identity))
-        return DiskState(file_identity(folder / SPEC_FILE), tuple(versions))
+        return DiskState(file_identity(folder / SPEC_FILE), tuple(versions), tuple(files))
 
     # -- writes ------------------------------------------------------------
 

@@ -59,6 +59,7 @@ from app.errors import (
     UnprocessableError,
 )
 from app.model_manager import LoadError, ModelManager, Publication
+from app.model_versions import build_servable
 from app.repository import ModelRepository, ModelSpec, Staging, file_identity, validate_model_name
 from app.upload_checkpoints import Checkpoint, detect, open_checkpoint
 from mininn.serialization import CheckpointError
@@ -309,7 +310,7 @@ def _check_and_write(
 
 def _build(repository: ModelRepository, name: str, spec: ModelSpec) -> Any:
     try:
-        return models.servable(spec.architecture, spec.config, resource_dir=repository.model_dir(name))
+        return build_servable(spec, repository.model_dir(name))
     except models.ArchitectureError as exc:
         raise UnprocessableError(
             f"model '{name}' cannot be built from its model.json: {exc}; fix it with "
@@ -330,7 +331,7 @@ def _load_into(
         "size_mismatches": [m for k, d in described.items() if (m := _size_mismatch(k, d, expected[k]))],
         "dtype_mismatches": [m for k, d in described.items() if (m := _dtype_mismatch(k, d, expected[k]))],
     }
-    where = f"the uploaded state dict does not fit architecture '{spec.architecture}'"
+    where = f"the uploaded state dict does not fit {spec.built_from}"
     if details["dtype_mismatches"]:
         lines = [
             f"dtype mismatch for {d['key']}: copying a {d['checkpoint_dtype']} tensor from the checkpoint "
@@ -416,8 +417,7 @@ def _check_finite(module: Any) -> None:
 
 def _metadata(spec: ModelSpec, body: _Body, checked: _Checked, options: UploadOptions) -> dict[str, str]:
     metadata = {
-        "mininn.architecture": spec.architecture,
-        "mininn.config": json.dumps(spec.config, sort_keys=True),
+        **_built_from_metadata(spec),
         "mininn.source_format": checked.source_format,
         "mininn.source_sha256": body.sha256,
         "mininn.source_bytes": str(body.size),
@@ -429,6 +429,13 @@ def _metadata(spec: ModelSpec, body: _Body, checked: _Checked, options: UploadOp
     if checked.filled_from_version is not None:
         metadata["mininn.filled_from_version"] = str(checked.filled_from_version)
     return metadata
+
+
+def _built_from_metadata(spec: ModelSpec) -> dict[str, str]:
+    if spec.module is None:
+        config = json.dumps(spec.config, sort_keys=True)
+        return {"mininn.architecture": str(spec.architecture), "mininn.config": config}
+    return {"mininn.module": spec.module, "mininn.init": json.dumps(spec.init, sort_keys=True)}
 
 
 # -- 6. publish ------------------------------------------------------------------

@@ -10,6 +10,8 @@ Public API (what the service relies on)::
     models.register(Architecture(...)) / @models.register(name, config_cls=..., signature=...)
     models.unregister(name)
     models.seed_repository(path, *, names=None) -> list[str]
+    models.code_servable(folder, CodeSpec(module, init, inputs, outputs)) -> Servable   # model.py code
+    models.load_plugins(group=ENTRY_POINT_GROUP) -> {name: reason}                       # run at import
 
 - ``create`` and ``get_architecture`` raise :class:`ArchitectureError` (a ``ValueError``) for an
   unknown name, listing the available names; a bad config key or value raises it naming the
@@ -38,8 +40,10 @@ implementation.
 """
 
 from models import bert, lenet5, mlp, resnet, simple_cnn, zebranet  # noqa: F401 - they register
+from models.code import CodeSpec, ModelCodeError, code_servable
 from models.config import config_to_dict
 from models.errors import ArchitectureError, InputError
+from models.plugins import ENTRY_POINT_GROUP, load_plugins
 from models.processing import ClassifierProcessor, Processor
 from models.registry import Architecture, available, create, get_architecture, register, unregister
 from models.repository import seed_repository
@@ -50,17 +54,24 @@ __all__ = [
     "Architecture",
     "ArchitectureError",
     "ClassifierProcessor",
+    "ENTRY_POINT_GROUP",
+    "CodeSpec",
     "InputError",
+    "ModelCodeError",
     "Processor",
     "Servable",
     "Signature",
     "TensorSpec",
     "available",
+    "code_servable",
     "config_to_dict",
     "create",
     "get_architecture",
+    "load_plugins",
     "register",
     "seed_repository",
     "servable",
     "unregister",
 ]
+
+plugin_failures = load_plugins()  # {entry point: reason}; each is logged

@@ -6,6 +6,7 @@ Each model file registers its architectures at import time with :func:`register`
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -56,9 +57,37 @@ class Architecture:
         """
         return make_config(self.name, self.config_cls, values)
 
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready listing: config keys with their types and defaults, and the
+        inputs and outputs for the default config (None when it needs keys without defaults)."""
+        keys = []
+        for f in dataclasses.fields(self.config_cls):
+            has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            default = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+            keys.append({"key": f.name, "type": _type_name(f.type), "default": _jsonable(default),
+                         "required": not has_default})
+        try:
+            signature = self.signature(self.make_config({}))
+            inputs = [spec.to_dict() for spec in signature.inputs]
+            outputs = [spec.to_dict() for spec in signature.outputs]
+        except (ArchitectureError, TypeError, ValueError):
+            inputs = outputs = None
+        return {"name": self.name, "description": self.description, "batchable": self.batchable,
+                "config": keys, "inputs": inputs, "outputs": outputs}
+
     def create(self, values: Mapping[str, Any] | Any = None) -> Module:
         """A freshly initialised module for the config ``values``."""
         return self.build(self.make_config(values))
+
+
+def _type_name(annotation: Any) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return text.replace("typing.", "")
+
+
+def _jsonable(value: Any) -> Any:
+    return [_jsonable(v) for v in value] if isinstance(value, tuple) else value
 
 
 _registry: dict[str, Architecture] = {}

@@ -21,7 +21,7 @@ from models.processing import Processor
 from models.registry import Architecture, get_architecture
 from models.signature import DATATYPES, TensorSpec, numpy_dtype
 
-__all__ = ["Servable", "servable"]
+__all__ = ["Servable", "placement", "servable", "to_host", "to_tensor"]
 
 
 class Servable:
@@ -62,8 +62,8 @@ class Servable:
         """
         self._check(inputs)
         arguments = self.processor.preprocess(inputs)
-        device, float_dtype = _placement(self.module)
-        result = self.module(*(_to_tensor(a, device, float_dtype) for a in arguments))
+        device, float_dtype = placement(self.module)
+        result = self.module(*(to_tensor(a, device, float_dtype) for a in arguments))
         outputs = self.processor.postprocess(_to_host(result))
         return {spec.name: _as_declared(outputs[spec.name], spec) for spec in self.outputs}
 
@@ -134,7 +134,7 @@ def _as_declared(array: np.ndarray, spec: TensorSpec) -> np.ndarray:
     return np.asarray(array, dtype=numpy_dtype(spec.datatype))
 
 
-def _placement(module: Module) -> tuple[mininn.device, mininn.dtype | None]:
+def placement(module: Module) -> tuple[mininn.device, mininn.dtype | None]:
     """The device and floating dtype of the module's first floating parameter or buffer."""
     for tensor in itertools.chain(module.parameters(), module.buffers()):
         if tensor.is_floating_point():
@@ -142,11 +142,21 @@ def _placement(module: Module) -> tuple[mininn.device, mininn.dtype | None]:
     return mininn.device("cpu"), None
 
 
-def _to_tensor(array: np.ndarray, device: mininn.device, float_dtype: mininn.dtype | None) -> mininn.Tensor:
+def to_tensor(array: np.ndarray, device: mininn.device, float_dtype: mininn.dtype | None) -> mininn.Tensor:
     dtype = float_dtype if array.dtype.kind == "f" and float_dtype is not None else None
     return mininn.as_tensor(array, dtype=dtype, device=device)
 
 
-def _to_host(result: Any) -> list[np.ndarray]:
+def to_host(tensor: Any) -> np.ndarray:
+    """A result tensor as a host NumPy array (plain values pass through ``np.asarray``)."""
+    if hasattr(tensor, "detach"):
+        return tensor.detach().cpu().numpy()
+    return np.asarray(tensor)
+
+
+def _to_host(result: Any) -> list[np.ndarray] | dict[str, np.ndarray]:
+    """A forward's result as host arrays: a dict stays a dict, a tuple becomes a list (no ``None``)."""
+    if isinstance(result, dict):
+        return {str(k): to_host(v) for k, v in result.items() if v is not None}
     results = result if isinstance(result, (tuple, list)) else (result,)
-    return [r.detach().cpu().numpy() for r in results if r is not None]
+    return [to_host(r) for r in results if r is not None]

@@ -121,6 +121,7 @@ def _metadata(manager: ModelManager, name: str, version: int | None) -> dict[str
         raise NotFoundError(f"model '{name}' has no version {version}; its versions are {_join(versions)}")
     loaded = _pick(entry, version)
     spec = loaded.spec if loaded else None
+    code = {"module": spec.module} if spec is not None and spec.module is not None else {}
     return {
         "name": name,
         "versions": [str(v) for v in versions],
@@ -128,6 +129,7 @@ def _metadata(manager: ModelManager, name: str, version: int | None) -> dict[str
         "inputs": [_tensor(s) for s in loaded.inputs] if loaded else [],
         "outputs": [_tensor(s) for s in loaded.outputs] if loaded else [],
         "architecture": spec.architecture if spec else None,
+        **code,
         "state": entry.state.value,
         "reason": entry.reason,
     }
@@ -160,13 +162,14 @@ def _config(manager: ModelManager, version: ModelVersion) -> dict[str, Any]:
         "output": [_config_tensor(s, batched, is_input=False) for s in version.outputs],
         "instance_group": [_instance_group(version)],
         "parameters": {
-            "architecture": {"string_value": version.spec.architecture},
+            "architecture": {"string_value": version.spec.label},
             "device": {"string_value": version.device},
             "dtype": {"string_value": version.dtype},
         },
         "mininn": {
             "architecture": version.spec.architecture,
             "config": version.spec.config,
+            **({"module": version.spec.module, "init": version.spec.init} if version.spec.module else {}),
             "device": version.device,
             "dtype": version.dtype,
             "description": version.spec.description,

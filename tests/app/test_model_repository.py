@@ -119,8 +119,12 @@ def test_missing_model_json_is_422(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("{not json", "m/model.json is not valid JSON: Expecting property name"),
-        ("[]", "m/model.json must be a JSON object with an 'architecture' key"),
-        ("{}", "m/model.json: key 'architecture': Field required"),
+        ("[]", "m/model.json must be a JSON object with an 'architecture' or 'module' key"),
+        ("{}", r"m/model.json: give either 'architecture' \(a registered one"),
+        ('{"architecture": "mlp", "module": "model.py:Net"}', "not both or neither"),
+        ('{"module": "model.py:Net"}', "'module' needs 'inputs'"),
+        ('{"module": "m.py:Net", "inputs": [{}], "config": {"a": 1}}', "'config' goes with 'architecture'"),
+        ('{"architecture": "mlp", "init": {"a": 1}}', "'init', 'inputs' and 'outputs' go with 'module'"),
         (
             '{"architecture": "mlp", "config": []}',
             "m/model.json: key 'config': Input should be a valid dictionary",

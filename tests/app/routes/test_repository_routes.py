@@ -107,7 +107,9 @@ def test_load_errors(client: TestClient) -> None:
             "mlp",
             {"parameters": {"config": "{}"}},
             422,
-            "load parameter 'config': key 'architecture': Field required",
+            "load parameter 'config': give either 'architecture' (a registered one: GET "
+            "/v2/repository/architectures) or 'module' (code in the model's folder, e.g. \"model.py:Net\"), "
+            "not both or neither",
         ),
         ("mlp", {"parameters": []}, 422, "'parameters' must be a JSON object"),
         (
