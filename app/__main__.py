@@ -1,5 +1,7 @@
 """``python -m app`` / ``mininn-serve``: check the settings, then run uvicorn.
 
+``mininn-serve add-model ...`` makes or checks a model folder instead (:mod:`app.model_folder`).
+
 A bad ``MININN_*`` value stops start-up with exit code 2 and one line per bad
 variable on stderr, no traceback.
 """
@@ -23,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] in ("-h", "--help"):
         sys.stdout.write(_usage())
         return 0
+    if args and args[0] == "add-model":
+        from app.model_folder import main as add_model
+
+        return add_model(args[1:])
     from app.settings import SettingsError, load_settings
 
     try:
@@ -61,7 +67,14 @@ def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
 def _usage() -> str:
     from app.settings import ENV_PREFIX, Settings
 
-    lines = ["usage: python -m app   (or: mininn-serve)", "", "Configured by environment variables:", ""]
+    lines = [
+        "usage: python -m app   (or: mininn-serve)",
+        "       mininn-serve add-model NAME --code FILE.py:NAME --weights FILE --input NAME:TYPE:SHAPE ...",
+        "       mininn-serve add-model NAME --check      (see: mininn-serve add-model --help)",
+        "",
+        "Configured by environment variables:",
+        "",
+    ]
     for name, field in Settings.model_fields.items():
         default = field.get_default(call_default_factory=True)
         lines.append(f"  {ENV_PREFIX}{name.upper():<28} default {default!s:<20} {field.description or ''}")

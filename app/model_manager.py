@@ -49,11 +49,15 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import logging
+import shutil
+import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from app.errors import NotFoundError, ServiceError, ServiceUnavailableError, UnprocessableError
@@ -64,13 +68,16 @@ from app.model_versions import (
     UnloadedVersions,
     VersionLoader,
     VersionSlot,
+    assemble,
     check_spec,
 )
 from app.repository import (
+    SPEC_FILE,
     DiskState,
     FileIdentity,
     ModelRepository,
     ModelSpec,
+    is_model_file_name,
     validate_model_name,
 )
 from app.settings import Settings
@@ -407,6 +414,70 @@ class ModelManager:
                 except UnprocessableError as exc:
                     error = exc.message
         return created, self.entry(name), error
+
+    async def put_file(self, name: str, filename: str, data: bytes) -> tuple[bool, ModelEntry | None, str]:
+        """Create or replace a code or data file of the model (arrived over HTTP), then reload it.
+
+        A ``.py`` file of a model whose ``model.json`` names a ``module`` is checked first
+        (:func:`~app.model_versions.assemble` on a copy of the folder with the new file and
+        the newest version), and refused, with nothing changed, when it does not serve.
+
+        Returns:
+            Whether the file is new, the model's entry (None while it has no ``model.json``),
+            and the reload's error ("" if none).
+
+        Raises:
+            BadRequestError: invalid model or file name.
+            UnprocessableError: the code does not serve; the message says why.
+        """
+        validate_model_name(name)
+        async with self._lock(name):
+            if filename.endswith(".py"):
+                await asyncio.to_thread(self._check_code, name, filename, data)
+            write = functools.partial(self.repository.write_file, from_http=True)
+            created = await asyncio.to_thread(write, name, filename, data)
+            logger.info("model %s: %s %s", name, filename, "created" if created else "replaced")
+            error = ""
+            entry = self._entries.get(name)
+            has_spec = (self.repository.model_dir(name) / SPEC_FILE).is_file()
+            if has_spec and (entry is None or not entry.unloaded):
+                try:
+                    await self._load_locked(name, None)
+                except UnprocessableError as exc:
+                    error = exc.message
+        return created, (self.entry(name) if has_spec else None), error
+
+    def _check_code(self, name: str, filename: str, data: bytes) -> None:
+        """Compile the file; when the model is code, build, load and warm it up with the file in place."""
+        folder = self.repository.model_dir(name)
+        try:
+            compile(data, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+            raise UnprocessableError(f"the uploaded {filename}{line} is not valid Python: {exc}") from None
+        try:
+            spec = self.repository.read_spec(name)
+        except ServiceError:
+            return  # no model.json yet: the code is checked when one names it
+        if spec.module is None:
+            return
+        versions = self.repository.versions(name)
+        weights = self.repository.weights_path(name, versions[-1]) if versions else None
+        device, dtype = self.loader.placement(spec)
+        with tempfile.TemporaryDirectory(prefix="mininn-code-check-") as scratch:
+            copy = Path(scratch)
+            for path in folder.iterdir():
+                if path.is_file() and (path.suffix == ".py" or path.name == SPEC_FILE):
+                    shutil.copyfile(path, copy / path.name)
+                elif path.is_file() and is_model_file_name(path.name):
+                    (copy / path.name).symlink_to(path)
+            (copy / filename).write_bytes(data)
+            try:
+                assemble(spec, copy, weights, device, dtype, f"with the uploaded {filename}")
+            except LoadError as exc:
+                raise UnprocessableError(
+                    f"the uploaded {filename} does not serve, nothing changed: {exc}"
+                ) from None
 
     async def remove_version(self, name: str, version: int) -> ModelEntry:
         """Delete ``version`` from the repository and stop serving it.

@@ -51,9 +51,11 @@ __all__ = [
     "UnloadedVersions",
     "VersionLoader",
     "VersionSlot",
+    "assemble",
     "build_servable",
     "check_spec",
     "describe_spec",
+    "prepare_servable",
 ]
 
 logger = logging.getLogger("app.models")
@@ -233,17 +235,11 @@ class VersionLoader:
             LoadError: a step failed; the message names it.
         """
         started = time.perf_counter()
-        where = f"version {version}"
-        with _step(f"{where}: building {spec.built_from}"):
-            servable = build_servable(spec, self.repository.model_dir(name))
         path = self.repository.weights_path(name, version)
         source = file_identity(path)
-        with _step(f"{where}: reading {path.parent.name}/{path.name}"):
-            state_dict = load_checkpoint(path)
-        with _step(f"{where}: loading the state dict"):
-            servable.module.load_state_dict(state_dict, strict=True)
-        del state_dict
-        self.prepare(name, spec, servable, where)
+        device, dtype = self.placement(spec)
+        servable = assemble(spec, self.repository.model_dir(name), path, device, dtype, f"version {version}")
+        logger.debug("model %s version %d prepared on %s/%s", name, version, device, dtype)
         seconds = time.perf_counter() - started
         return self.make_version(name, spec, version, servable, source, seconds, statistics)
 
@@ -256,11 +252,7 @@ class VersionLoader:
             LoadError: a step failed; the message names it.
         """
         device, dtype = self.placement(spec)
-        with _step(f"{where}: moving the module to {device} / {dtype}"):
-            servable.module.to(device, getattr(mininn, dtype))
-            servable.module.eval()
-        with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
-            servable.predict(servable.example_inputs(1))
+        prepare_servable(servable, device, dtype, where)
         logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
 
     def make_version(
@@ -345,6 +337,41 @@ def _load_libc() -> Any:
 
 
 _LIBC = _load_libc()
+
+
+def assemble(
+    spec: ModelSpec, folder: Path, weights: Path | None, device: str, dtype: str, where: str
+) -> models.Servable:
+    """Build ``spec`` in ``folder``, load ``weights`` strictly, move, ``eval()`` and warm it up.
+
+    The steps of every load, of ``mininn-serve add-model`` and of a checked code upload.
+
+    Raises:
+        LoadError: a step failed; the message starts with ``where`` and names the step.
+    """
+    with _step(f"{where}: building {spec.built_from}"):
+        servable = build_servable(spec, folder)
+    if weights is not None:
+        with _step(f"{where}: reading {weights.parent.name}/{weights.name}"):
+            state_dict = load_checkpoint(weights)
+        with _step(f"{where}: loading the state dict"):
+            servable.module.load_state_dict(state_dict, strict=True)
+        del state_dict
+    prepare_servable(servable, device, dtype, where)
+    return servable
+
+
+def prepare_servable(servable: models.Servable, device: str, dtype: str, where: str) -> None:
+    """Move a servable to ``device`` / ``dtype``, ``eval()`` it, and run the warm-up forward.
+
+    Raises:
+        LoadError: a step failed; the message starts with ``where`` and names the step.
+    """
+    with _step(f"{where}: moving the module to {device} / {dtype}"):
+        servable.module.to(device, getattr(mininn, dtype))
+        servable.module.eval()
+    with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
+        servable.predict(servable.example_inputs(1))
 
 
 def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:

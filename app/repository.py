@@ -63,10 +63,12 @@ __all__ = [
     "ModelSpec",
     "Staging",
     "file_identity",
+    "is_model_file_name",
     "parse_json",
     "parse_spec",
     "parse_version",
     "spec_from_document",
+    "validate_file_name",
     "validate_model_name",
 ]
 
@@ -77,6 +79,7 @@ SPEC_FILE = "model.json"
 WEIGHTS_FILES = ("weights.safetensors", "weights.npz", "weights.pt", "weights.pth")
 _VERSION_PATTERN = re.compile(r"[1-9][0-9]{0,17}")
 _FILE_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_HTTP_CODE_FILE = ".code-from-http.json"  # the .py files of a model that arrived over HTTP
 _STAGING_PREFIX = ".upload-"
 _LOCK_SUFFIX = ".lock"
 _DELETED_PREFIX = ".deleted-"
@@ -137,6 +140,20 @@ class DiskState:
 def is_model_file_name(name: str) -> bool:
     """Whether ``name`` can be a code or data file of a model folder (no model.json, version, dot-file)."""
     return bool(_FILE_NAME_PATTERN.fullmatch(name)) and name != SPEC_FILE and not name.isdigit()
+
+
+def validate_file_name(filename: str) -> str:
+    """``filename`` if it can be a code or data file of a model folder.
+
+    Raises:
+        BadRequestError: it cannot (:func:`is_model_file_name`).
+    """
+    if not isinstance(filename, str) or not is_model_file_name(filename):
+        raise BadRequestError(
+            f"invalid file name {filename!r}: use 1-128 letters, digits, '_', '.' or '-', starting with "
+            "a letter or digit; not model.json (PUT /v2/repository/models/{m}) and not a version number"
+        )
+    return filename
 
 
 def validate_model_name(name: str) -> str:
@@ -390,8 +407,36 @@ class ModelRepository:
         The bytes go to a temporary file in the model's folder, are fsynced, and
         are renamed over ``model.json``; the folder is fsynced after.
         """
+        created = not (self.model_dir(name) / SPEC_FILE).is_file()
+        self._write_atomically(name, SPEC_FILE, text)
+        return created
+
+    def write_file(self, name: str, filename: str, data: bytes, *, from_http: bool) -> bool:
+        """Create or replace a code or data file of the model atomically; whether it is new.
+
+        ``from_http`` records a ``.py`` file as code that arrived over HTTP
+        (:meth:`http_code_files`), which only ``MININN_ALLOW_CODE_UPLOAD`` lets a model use.
+
+        Raises:
+            BadRequestError: ``filename`` is not a valid model file name.
+        """
+        validate_file_name(filename)
+        created = not (self.model_dir(name) / filename).is_file()
+        if from_http and filename.endswith(".py"):
+            marked = self.http_code_files(name) | {filename}
+            self._write_atomically(name, _HTTP_CODE_FILE, json.dumps(sorted(marked)).encode())
+        self._write_atomically(name, filename, data)
+        return created
+
+    def http_code_files(self, name: str) -> set[str]:
+        """The model's ``.py`` files that arrived over HTTP."""
+        try:
+            return set(json.loads((self.model_dir(name) / _HTTP_CODE_FILE).read_text()))
+        except (FileNotFoundError, ValueError):
+            return set()
+
+    def _write_atomically(self, name: str, filename: str, data: bytes) -> None:
         folder = self.model_dir(name)
-        created = not (folder / SPEC_FILE).is_file()
         if not folder.is_dir():
             self.root.mkdir(parents=True, exist_ok=True)
             folder.mkdir(exist_ok=True)
@@ -399,15 +444,14 @@ class ModelRepository:
         tmp = folder / f"{_SPEC_TMP_PREFIX}{secrets.token_hex(8)}.tmp"
         try:
             with open(tmp, "xb") as fh:
-                fh.write(text)
+                fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, folder / SPEC_FILE)
+            os.replace(tmp, folder / filename)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
         _fsync_dir(folder)
-        return created
 
     def new_staging(self, name: str) -> Staging:
         """A locked staging folder in the model's folder for one upload.

@@ -54,6 +54,10 @@ class Settings(BaseSettings):
         128 * 2**20, ge=1024, description="Largest inference request body, after decompression."
     )
     max_upload_bytes: int = Field(1024 * 2**20, ge=1024, description="Largest uploaded checkpoint.")
+    allow_code_upload: bool = Field(
+        False,
+        description="Let the write key upload model code (.py) over HTTP: code execution on the server.",
+    )
     max_header_bytes: int = Field(
         64 * 2**10, ge=1024, le=2**24, description="Largest request head (request line and headers); 431."
     )

@@ -311,6 +311,11 @@ def _check_and_write(
 def _build(repository: ModelRepository, name: str, spec: ModelSpec) -> Any:
     try:
         return build_servable(spec, repository.model_dir(name))
+    except models.ResourceError as exc:
+        raise UnprocessableError(
+            f"model '{name}' cannot be built: {exc}; upload it with "
+            f"PUT /v2/repository/models/{name}/files/{exc.filename}"
+        ) from None
     except models.ArchitectureError as exc:
         raise UnprocessableError(
             f"model '{name}' cannot be built from its model.json: {exc}; fix it with "

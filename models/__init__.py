@@ -42,7 +42,7 @@ implementation.
 from models import bert, lenet5, mlp, resnet, simple_cnn, zebranet  # noqa: F401 - they register
 from models.code import CodeSpec, ModelCodeError, code_servable
 from models.config import config_to_dict
-from models.errors import ArchitectureError, InputError
+from models.errors import ArchitectureError, InputError, ResourceError
 from models.plugins import ENTRY_POINT_GROUP, load_plugins
 from models.processing import ClassifierProcessor, Processor
 from models.registry import Architecture, available, create, get_architecture, register, unregister
@@ -59,6 +59,7 @@ __all__ = [
     "InputError",
     "ModelCodeError",
     "Processor",
+    "ResourceError",
     "Servable",
     "Signature",
     "TensorSpec",

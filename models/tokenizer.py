@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from models.errors import ArchitectureError, InputError
+from models.errors import ArchitectureError, InputError, ResourceError
 
 __all__ = ["Encoded", "TextTokenizer", "decode_texts", "resource_path"]
 
@@ -75,7 +75,7 @@ def resource_path(resource_dir: Path | None, name: str) -> Path:
         )
     path = Path(resource_dir) / PurePosixPath(name)
     if not path.is_file():
-        raise ArchitectureError(f"resource file {name!r} not found at {str(path)!r}")
+        raise ResourceError(f"resource file {name!r} not found at {str(path)!r}", name)
     return path
 
 

@@ -1,4 +1,4 @@
-"""The model repository extension: index, load and unload; and creating a model's ``model.json``.
+"""The model repository extension: index, load and unload; a model's ``model.json`` and files; architectures.
 
 ``tritonclient`` posts an empty body to ``/v2/repository/index`` and ``{}``
 or ``{"parameters": {...}}`` to load and unload; all of these are accepted.
@@ -13,14 +13,28 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
+import models
 from app.auth import require_read, require_write
 from app.dependencies import ManagerDep
-from app.errors import UnprocessableError
-from app.repository import ModelSpec, parse_json, parse_spec, spec_from_document, validate_model_name
+from app.errors import ForbiddenError, UnprocessableError
+from app.repository import (
+    ModelSpec,
+    parse_json,
+    parse_spec,
+    spec_from_document,
+    validate_file_name,
+    validate_model_name,
+)
 from app.routes._body import read_body, read_json_object
 from app.routes._params import ModelName
 
-__all__ = ["router"]
+__all__ = ["CODE_UPLOAD_DISABLED", "router"]
+
+CODE_UPLOAD_DISABLED = (
+    "model code (.py) over HTTP is refused: the server would run it. Place the code in the model "
+    "repository yourself (mininn-serve add-model makes the folder), or, if every holder of the write key "
+    "may run code on this server, set MININN_ALLOW_CODE_UPLOAD=true (see SECURITY.md)"
+)
 
 router = APIRouter(tags=["repository"])
 
@@ -101,6 +115,57 @@ async def unload_model(model_name: ModelName, request: Request, manager: Manager
     return {"name": model_name, "state": "UNAVAILABLE"}
 
 
+@router.get("/v2/repository/architectures", summary="Architectures", dependencies=[Depends(require_read)])
+async def list_architectures() -> dict[str, Any]:
+    """The registered architectures (the zoo's and pip-installed plug-ins'), for ``"architecture"``.
+
+    Each lists its config keys with types and defaults, and its inputs and outputs
+    for the default config. A model of your own code uses ``"module"`` instead.
+    """
+    return {"architectures": [models.get_architecture(name).describe() for name in models.available()]}
+
+
+@router.put(
+    "/v2/repository/models/{model_name}/files/{file_name}",
+    summary="Upload a file the model needs",
+    dependencies=[Depends(require_write)],
+    responses={
+        200: {"description": "replaced"},
+        201: {"description": "created"},
+        403: {"description": "code (.py) while MININN_ALLOW_CODE_UPLOAD is off"},
+        422: {"description": "code that does not serve (nothing changed)"},
+    },
+    openapi_extra={"requestBody": {"required": True, "content": {"application/octet-stream": {}}}},
+)
+async def put_model_file(
+    model_name: ModelName, file_name: str, request: Request, response: Response, manager: ManagerDep
+) -> dict[str, Any]:
+    """Create or replace a data file in the model's folder (``tokenizer.json``, ``labels.txt``, ...).
+
+    The body is the file's bytes. Model code (``.py``) runs on the server, so it is
+    refused (403) unless the operator sets ``MININN_ALLOW_CODE_UPLOAD=true``; then it
+    is checked like ``mininn-serve add-model --check`` first and, if it does not
+    serve, refused with 422 and nothing changed. The model reloads with the file.
+    """
+    validate_model_name(model_name)
+    validate_file_name(file_name)
+    if file_name.endswith(".py") and not manager.settings.allow_code_upload:
+        raise ForbiddenError(CODE_UPLOAD_DISABLED)
+    limit = manager.settings.max_upload_bytes
+    data = await read_body(request, limit, "MININN_MAX_UPLOAD_BYTES")
+    created, entry, error = await manager.put_file(model_name, file_name, data)
+    response.status_code = 201 if created else 200
+    return {
+        "name": model_name,
+        "file": file_name,
+        "bytes": len(data),
+        "created": created,
+        "state": entry.state.value if entry else None,
+        "reason": entry.reason if entry else "no model.json yet: PUT /v2/repository/models/{m} creates it",
+        "load_error": error,
+    }
+
+
 _SPEC_EXAMPLE = {
     "architecture": "mlp",
     "config": {"in_features": 4, "hidden_sizes": [8], "out_features": 3},
@@ -136,6 +201,13 @@ async def put_model(
     text = await read_body(request, 1 << 20, "the 1 MiB limit of model.json")
     document = parse_json(text, "model.json")  # 400: not JSON, or nested too deep
     spec = spec_from_document(document, "model.json")
+    if spec.module is not None and not manager.settings.allow_code_upload:
+        uploaded = manager.repository.http_code_files(model_name)
+        if uploaded:
+            raise ForbiddenError(
+                f"model '{model_name}' holds code that arrived over HTTP ({', '.join(sorted(uploaded))}); "
+                f"{CODE_UPLOAD_DISABLED}"
+            )
     pretty = (json.dumps(document, indent=2) + "\n").encode()
     created, entry, error = await manager.put_spec(model_name, pretty, spec)
     response.status_code = 201 if created else 200

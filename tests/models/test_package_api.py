@@ -15,6 +15,7 @@ def test_public_api_is_pinned():
         "InputError",
         "ModelCodeError",
         "Processor",
+        "ResourceError",
         "Servable",
         "Signature",
         "TensorSpec",
