@@ -82,6 +82,7 @@ ROUTES = [
     ("POST", "/v2/repository/models/{m}/load"),
     ("POST", "/v2/repository/models/{m}/unload"),
     ("PUT", "/v2/repository/models/{m}"),
+    ("PUT", "/v2/repository/models/{m}/files/{v}"),
     ("PUT", "/v2/models/{m}/state_dict"),
     ("DELETE", "/v2/models/{m}/versions/{v}"),
 ]
