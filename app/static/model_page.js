@@ -29,7 +29,7 @@ function facts(meta, config, totals) {
     "dl.facts",
     null,
     item("Versions", (meta.versions || []).join(", ") || "–", "versions"),
-    item("Architecture", meta.architecture || "–"),
+    item("Architecture", meta.architecture || meta.module || "–"),
     item("Device", mininn.device || "–"),
     item("Dtype", mininn.dtype || "–"),
     item("Parameters", totals ? formatCount(totals.parameter_elements) : "–"),
