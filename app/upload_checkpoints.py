@@ -50,19 +50,41 @@ def detect(path: Path) -> str:
         ) from None
 
 
-def open_checkpoint(path: Path, source_format: str) -> Checkpoint:
+def open_checkpoint(path: Path, source_format: str, key: str = "") -> Checkpoint:
     """The uploaded checkpoint at ``path`` (safetensors: its header only; others: loaded whole).
+
+    Args:
+        path: the uploaded file.
+        source_format: its format (:func:`detect`).
+        key: the entry of a training checkpoint (a dict) that holds the state dict.
 
     Raises:
         BadRequestError: malformed, truncated or hostile bytes (400).
-        UnprocessableError: readable, but not a flat state dict (422).
+        UnprocessableError: readable, but not a flat state dict (422), or no entry ``key``.
     """
     try:
-        if source_format == "safetensors":
+        if source_format == "safetensors" and not key:
             return _StreamedSafetensors.open(path)
-        return _Loaded(source_format, _as_state_dict(load_checkpoint(path), source_format))
+        loaded = load_checkpoint(path)
     except CheckpointError as exc:
-        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}") from None
+        hint = _PICKLED_MODULE_HINT if "refused pickle global torch.nn." in str(exc) else ""
+        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}{hint}") from None
+    if key:
+        loaded = _entry(loaded, key)
+    return _Loaded(source_format, _as_state_dict(loaded, source_format))
+
+
+_PICKLED_MODULE_HINT = (
+    "; this file holds a whole pickled module (torch.save(model)): save the weights with "
+    "torch.save(model.state_dict(), path) instead"
+)
+
+
+def _entry(loaded: Any, key: str) -> Any:
+    if not isinstance(loaded, Mapping) or key not in loaded:
+        keys = ", ".join(repr(k) for k in list(loaded)[:_MAX_LISTED]) if isinstance(loaded, Mapping) else ""
+        raise UnprocessableError(f"?key={key}: the uploaded checkpoint has no entry {key!r}; entries: {keys}")
+    return loaded[key]
 
 
 class Checkpoint:
@@ -208,6 +230,15 @@ def _strip(keys: list[str], prefix: str) -> tuple[dict[str, str], int]:
     return names, sum(old != new for old, new in names.items())
 
 
+def _looks_like_state_dict(value: Any) -> bool:
+    """A non-empty dict of string keys to arrays: a state dict kept inside a training checkpoint."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and all(isinstance(k, str) and hasattr(v, "shape") for k, v in value.items())
+    )
+
+
 def _as_state_dict(loaded: Any, source_format: str) -> Mapping[str, Any]:
     if not isinstance(loaded, Mapping):
         raise UnprocessableError(
@@ -217,6 +248,13 @@ def _as_state_dict(loaded: Any, source_format: str) -> Mapping[str, Any]:
     bad = [key for key in loaded if not isinstance(key, str)]
     if bad:
         raise UnprocessableError(f"state-dict keys must be strings, got {bad[0]!r}")
+    holders = [key for key, value in loaded.items() if _looks_like_state_dict(value)]
+    if holders:
+        entries = ", ".join(repr(k) for k in list(loaded)[:_MAX_LISTED])
+        raise UnprocessableError(
+            f"the uploaded {source_format} file is a training checkpoint ({entries}), not a state dict; "
+            f"upload its state dict with ?key={holders[0]}, or save model.state_dict() on its own"
+        )
     nested = [key for key, value in loaded.items() if isinstance(value, Mapping)]
     if nested and len(nested) == len(loaded):
         shown = ", ".join(nested[:_MAX_LISTED]) + (", ..." if len(nested) > _MAX_LISTED else "")

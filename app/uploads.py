@@ -104,11 +104,13 @@ class UploadOptions:
         strict: refuse missing and unexpected keys (``load_state_dict(strict=True)``).
         allow_nonfinite: accept NaN and infinite values.
         strip_prefix: a key prefix to remove where present (``module.``, ``_orig_mod.``).
+        key: the entry of a training checkpoint that holds the state dict (``model_state_dict``).
     """
 
     strict: bool = True
     allow_nonfinite: bool = False
     strip_prefix: str = ""
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,7 @@ def _check_and_write(
 ) -> _Checked:
     source_format = detect(body.path)
     servable = _build(manager.repository, name, spec)  # first: its initialization's scratch is gone by
-    checkpoint = open_checkpoint(body.path, source_format)  # the time a whole .pt or .npz is loaded
+    checkpoint = open_checkpoint(body.path, source_format, options.key)  # the time a whole .pt / .npz loads
     checkpoint, stripped = checkpoint.renamed(options.strip_prefix)
     missing, unexpected = _load_into(servable.module, checkpoint, options.strict, spec)
     del checkpoint  # the module holds the values now

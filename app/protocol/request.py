@@ -231,6 +231,10 @@ def _check_signature(
     entry: dict[str, Any], spec: TensorSpecLike, what: str, model: str
 ) -> tuple[str, list[int]]:
     datatype = entry.get("datatype")
+    if datatype is None:
+        raise UnprocessableError(
+            f"{what} has no 'datatype'; add \"datatype\": \"{spec.datatype}\" (model '{model}' expects it)"
+        )
     if datatype not in DATATYPES:
         raise UnprocessableError(
             f"{what}: unknown datatype {datatype!r}; expected one of {', '.join(DATATYPES)}"
@@ -268,7 +272,9 @@ def _batch_size(
     batch = next(iter(sizes.values()))
     if max_batch_size > 0 and batch > max_batch_size:
         raise UnprocessableError(
-            f"batch size {batch} is over model '{model}' max_batch_size {max_batch_size}"
+            f"batch size {batch} is over model '{model}' max_batch_size {max_batch_size}; send at most "
+            f"{max_batch_size} rows per request, or raise the limit with \"max_batch_size\" in its "
+            f"model.json (PUT /v2/repository/models/{model}) or MININN_MAX_BATCH_SIZE"
         )
     return batch
 

@@ -80,6 +80,11 @@ StripPrefix = Annotated[
     str,
     Query(max_length=128, description="Remove this key prefix where present, e.g. module. or _orig_mod."),
 ]
+CheckpointKey = Annotated[
+    str,
+    Query(max_length=128, description="The entry of a training checkpoint that holds the state dict, "
+          "e.g. model_state_dict."),
+]
 Format = Annotated[DownloadFormat, Query(description="File format of the download.")]
 
 
@@ -99,13 +104,16 @@ async def upload(
     strict: Strict = True,
     allow_nonfinite: AllowNonfinite = False,
     strip_prefix: StripPrefix = "",
+    key: CheckpointKey = "",
 ) -> dict[str, Any]:
     """Check the uploaded weights against the model's architecture, store them as a new version, serve it.
 
     Requests that arrive after this response use the new version; requests
     already running finish on the one they started with.
     """
-    options = UploadOptions(strict=strict, allow_nonfinite=allow_nonfinite, strip_prefix=strip_prefix)
+    options = UploadOptions(
+        strict=strict, allow_nonfinite=allow_nonfinite, strip_prefix=strip_prefix, key=key
+    )
     result = await upload_state_dict(
         manager,
         model_name,

@@ -235,7 +235,12 @@ def test_data_that_does_not_fit_the_shape_is_422(client: TestClient) -> None:
 
 def test_batch_over_max_batch_size_is_422(client_factory: Any) -> None:
     client = client_factory(max_batch_size=4)
-    assert error(client, json=json_body()) == (422, "batch size 5 is over model 'mlp' max_batch_size 4")
+    assert error(client, json=json_body()) == (
+        422,
+        "batch size 5 is over model 'mlp' max_batch_size 4; send at most 4 rows per request, or raise the "
+        "limit with \"max_batch_size\" in its model.json (PUT /v2/repository/models/mlp) or "
+        "MININN_MAX_BATCH_SIZE",
+    )
 
 
 def test_unknown_content_encoding_is_415(client: TestClient) -> None:
