@@ -1,6 +1,9 @@
 """Encoding an inference response: JSON ``data`` or a binary tail per output.
 
-Binary outputs carry ``"parameters": {"binary_data_size": N}`` and no
+JSON ``data`` is strict JSON: a NaN or infinite float is written as the string
+``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` (as protobuf's JSON mapping writes
+them; ``tritonclient``'s NumPy conversion reads them back as floats). Binary
+outputs carry ``"parameters": {"binary_data_size": N}`` and no
 ``data``; their bytes follow the JSON header in output order, and the
 ``Inference-Header-Content-Length`` header says where the JSON ends. The body
 is built with a single ``bytes.join``.
@@ -8,7 +11,6 @@ is built with a single ``bytes.join``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,7 +64,6 @@ def encode_inference_response(
         document["id"] = request_id
     tails: list[bytes] = []
     entries = []
-    finite = True  # no NaN or infinity among the JSON numbers
     for output in requested:
         array = _output_array(outputs, output.name, (datatypes or {}).get(output.name))
         entry: dict[str, Any] = {
@@ -76,24 +77,12 @@ def encode_inference_response(
             tails.append(raw)
         else:
             entry["data"] = encode_json(array, f"output '{output.name}'")
-            finite = finite and (array.dtype.kind not in "fc" or bool(np.isfinite(array).all()))
         entries.append(entry)
     document["outputs"] = entries
-    header = _dumps(document, finite)
+    header = orjson.dumps(document)
     if not tails:
         return EncodedResponse(header, None)
     return EncodedResponse(b"".join([header, *tails]), len(header))
-
-
-def _dumps(document: dict[str, Any], finite: bool) -> bytes:
-    """``document`` as compact JSON: orjson's, unless NaN or infinity must be written.
-
-    orjson writes those as ``null``; ``json`` writes ``NaN`` and ``Infinity``,
-    as Triton does and as ``tritonclient`` (``json.loads``) reads them back.
-    """
-    if finite:
-        return orjson.dumps(document)
-    return json.dumps(document, separators=(",", ":")).encode()
 
 
 def _output_array(outputs: Mapping[str, Any], name: str, datatype: str | None) -> np.ndarray:

@@ -50,6 +50,8 @@ def decode_json(data: Any, datatype: str, shape: Sequence[int], what: str) -> np
         values = np.asarray(data)
     except (ValueError, TypeError, OverflowError) as exc:
         raise UnprocessableError(f"{what}: data is not a rectangular array of numbers: {exc}") from None
+    if values.size and values.dtype.kind == "U" and dtype.kind == "f":
+        values = _nonfinite_from_names(data, values, datatype, what)
     if values.size and values.dtype.kind not in _JSON_KINDS.get(dtype.kind, "biuf"):
         if dtype.kind in "iu" and values.dtype.kind == "f" and np.isfinite(values).all():
             _check_range(values, dtype, datatype, what)  # integers past 64 bits arrive as floats
@@ -71,6 +73,21 @@ def _decode_json_bytes(data: Any, shape: Sequence[int], what: str) -> np.ndarray
             )
         out[i] = item.encode("utf-8")
     return out.reshape(shape)
+
+
+def _nonfinite_from_names(data: Any, values: np.ndarray, datatype: str, what: str) -> np.ndarray:
+    """Float data with ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` strings among its numbers."""
+    flat = _flatten(data)
+    bad = [v for v in flat if isinstance(v, str) and v not in NONFINITE]
+    if bad or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in flat):
+        shown = repr(bad[0]) if bad else "a value that is not a number"
+        raise UnprocessableError(
+            f"{what}: data holds {shown}, not {datatype} values (strings may only be \"NaN\", "
+            "\"Infinity\" or \"-Infinity\")"
+        )
+    return np.asarray([NONFINITE[v] if isinstance(v, str) else v for v in flat], np.float64).reshape(
+        values.shape
+    )
 
 
 def _flatten(data: Any) -> list[Any]:
@@ -184,7 +201,22 @@ def encode_json(array: np.ndarray, what: str) -> list[Any]:
         return [_as_text(item, what) for item in array.reshape(-1)]
     if datatype in ("FP16", "BF16"):
         array = array.astype(np.float32)
-    return array.reshape(-1).tolist()
+    flat = array.reshape(-1)
+    if flat.dtype.kind == "f" and not np.isfinite(flat).all():
+        return _with_nonfinite_names(flat)
+    return flat.tolist()
+
+
+NONFINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+"""How JSON ``data`` spells the floats JSON has no number for (protobuf's JSON mapping)."""
+
+
+def _with_nonfinite_names(flat: np.ndarray) -> list[Any]:
+    values: list[Any] = flat.tolist()
+    for i in np.flatnonzero(~np.isfinite(flat)).tolist():
+        value = values[i]
+        values[i] = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    return values
 
 
 def _as_text(item: Any, what: str) -> str:

@@ -62,14 +62,19 @@ def test_an_output_the_model_did_not_produce_is_422() -> None:
         encode([RequestedOutput("w", False)])
 
 
-def test_nan_and_infinity_are_written_as_json_and_triton_write_them() -> None:
+def test_nan_and_infinity_are_strings_in_strict_json_that_numpy_reads_back() -> None:
     y = np.array([[np.nan, np.inf, -np.inf, 0.5]], dtype=np.float32)
     body = encode_inference_response(
         model_name="m", model_version="1", request_id=None, outputs={"y": y},
         requested=[RequestedOutput("y", False)],
     ).body
-    assert b"[NaN,Infinity,-Infinity,0.5]" in body
-    np.testing.assert_array_equal(json.loads(body)["outputs"][0]["data"], y[0])
+    assert b'["NaN","Infinity","-Infinity",0.5]' in body
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not strict JSON: {constant}")
+
+    data = json.loads(body, parse_constant=refuse)["outputs"][0]["data"]
+    np.testing.assert_array_equal(np.array(data, dtype=np.float32), y[0])  # as tritonclient decodes it
 
 
 def test_finite_outputs_read_back_to_the_same_float32_values() -> None:

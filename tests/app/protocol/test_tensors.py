@@ -34,8 +34,10 @@ def test_json_element_count_must_match_the_shape() -> None:
 
 
 def test_json_strings_are_not_numbers() -> None:
-    with pytest.raises(UnprocessableError, match="input 'x': data holds strings, not FP32 values"):
+    with pytest.raises(UnprocessableError, match="input 'x': data holds 'a', not FP32 values"):
         decode_json(["a", "b"], "FP32", [2], "input 'x'")
+    with pytest.raises(UnprocessableError, match="input 'x': data holds strings, not INT32 values"):
+        decode_json(["NaN", "b"], "INT32", [2], "input 'x'")
 
 
 def test_json_floats_are_not_integers() -> None:
