@@ -96,6 +96,10 @@ __all__ = [
 logger = logging.getLogger("app.models")
 
 
+class NoVersionYetError(LoadError):
+    """A model with a ``model.json`` and no version yet: a normal step, not a failed load."""
+
+
 class ModelState(str, enum.Enum):
     """A model's state, as the repository index reports it."""
 
@@ -224,6 +228,10 @@ class ModelManager:
         entry.disk = disk
         try:
             slots = await asyncio.to_thread(self._load_slots, name, spec, disk)
+        except NoVersionYetError as exc:  # the documented order: model.json first, then the weights
+            self._stop_serving(entry, str(exc))
+            logger.info("model %s: %s", name, exc)
+            return entry
         except (LoadError, ServiceError) as exc:
             reason = exc.message if isinstance(exc, ServiceError) else str(exc)
             self._record_failure(entry, reason, keep_serving=was_ready)
@@ -273,9 +281,9 @@ class ModelManager:
     ) -> dict[int, VersionSlot]:
         spec = spec or self.repository.read_spec(name)
         if disk is None or not disk.versions:
-            raise LoadError(
-                f"no versions: put the weights in {name}/1/weights.safetensors in the repository "
-                f"or upload them with PUT /v2/models/{name}/state_dict"
+            raise NoVersionYetError(
+                f"waiting for its first version: upload the weights with PUT /v2/models/{name}/state_dict "
+                f"or put them in {name}/1/weights.safetensors in the repository"
             )
         slots = {number: self._new_slot(name, spec, number, source) for number, source in disk.versions}
         for number in sorted(slots)[-(1 + self.settings.max_older_versions) :]:

@@ -100,6 +100,7 @@ async def load_model(model_name: ModelName, request: Request, manager: ManagerDe
         "name": entry.name,
         "state": entry.state.value,
         "versions": [str(v) for v in sorted(entry.versions)],
+        "reason": entry.reason,
     }
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -181,11 +182,6 @@ def test_settings_dtype_is_the_default(repository: Path, executor: ThreadPoolExe
             "version 1: building architecture 'mlp': unknown config key 'hiden'",
         ),
         (
-            {"architecture": "mlp", "config": MLP_CONFIG},
-            False,
-            "no versions: put the weights in m/1/weights.safetensors",
-        ),
-        (
             {"architecture": "mlp", "config": MLP_CONFIG, "device": "cuda:0"},
             True,
             "version 1: moving the module to cuda:0 / float32:",
@@ -203,6 +199,28 @@ def test_load_failures_name_the_step(
         asyncio.run(manager.load("m"))
     entry = manager.entry("m")
     assert entry.state is ModelState.UNAVAILABLE and entry.reason.startswith(reason)
+
+
+def test_a_model_without_versions_is_waiting_not_failed(
+    tmp_path: Path, executor: ThreadPoolExecutor, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_model(tmp_path, "m", {}, {"architecture": "mlp", "config": MLP_CONFIG})
+    manager = make_manager(tmp_path, executor)
+    with caplog.at_level(logging.INFO, logger="app.models"):
+        entry = asyncio.run(manager.load("m"))
+    assert entry.state is ModelState.UNAVAILABLE
+    assert entry.reason == (
+        "waiting for its first version: upload the weights with PUT /v2/models/m/state_dict "
+        "or put them in m/1/weights.safetensors in the repository"
+    )
+    assert [r.levelno for r in caplog.records if "waiting for its first version" in r.getMessage()] == [
+        logging.INFO
+    ]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert manager.metrics.registry.get_sample_value("mininn_model_load_failures_total", {"model": "m"}) in (
+        None,
+        0.0,
+    )
 
 
 def test_a_corrupt_checkpoint_fails_at_reading(tmp_path: Path, executor: ThreadPoolExecutor) -> None:

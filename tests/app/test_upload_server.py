@@ -211,7 +211,8 @@ def test_a_new_model_is_created_then_served_after_its_first_upload(server: Serve
     created = httpx.put(url, json=spec, headers=AUTH)
     assert created.status_code == 201, created.text
     assert (created.json()["created"], created.json()["state"]) == (True, "UNAVAILABLE")
-    assert created.json()["reason"].startswith("no versions: ")
+    assert created.json()["reason"].startswith("waiting for its first version: ")
+    assert created.json()["load_error"] == ""
     assert json.loads((server.repository / "fresh" / "model.json").read_text()) == spec
     response = put_state_dict(server, "fresh", torch_bytes(mlp_weights(31)))
     assert (response.status_code, response.json()["model_version"], response.json()["state"]) == (

@@ -70,7 +70,7 @@ def test_unload_then_load(client: TestClient) -> None:
     loaded = client.post("/v2/repository/models/mlp-spare/load", headers=KEY)
     assert (loaded.status_code, loaded.json()) == (
         200,
-        {"name": "mlp-spare", "state": "READY", "versions": ["1"]},
+        {"name": "mlp-spare", "state": "READY", "versions": ["1"], "reason": ""},
     )
     assert client.get("/v2/models/mlp-spare/ready").status_code == 200
 
