@@ -9,6 +9,12 @@ state dict loads strictly. :class:`SentenceEncoder` adds sentence-transformers' 
 
 Texts arrive as V2 ``BYTES`` and are tokenised with the model's own ``tokenizer.json``
 (truncated to ``max_seq_length``, padded to the longest text in the batch).
+
+RoBERTa (``RobertaModel``, and XLM-R and CamemBERT, which copy it) has the same module tree
+and differs only in how positions are numbered: set ``"position_ids": "roberta"``. A config
+with RoBERTa's sizes but BERT positions is refused rather than served wrong. A Hugging Face
+``config.json`` is accepted as a config as it is; :class:`BertConfig` lists the keys it maps,
+the ones it ignores and the values it refuses.
 """
 
 from __future__ import annotations
@@ -16,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 import mininn
 import mininn.nn.functional as F
 from mininn import Tensor, nn
-from models.config import require
+from models.config import ConfigValueError, require
 from models.processing import Processor
 from models.registry import Architecture, register
 from models.signature import Signature, TensorSpec
@@ -32,6 +38,7 @@ from models.tokenizer import TextTokenizer, decode_texts, resource_path
 __all__ = [
     "BertConfig",
     "BertModel",
+    "HF_IGNORED_KEYS",
     "MiniLMConfig",
     "SentenceEmbeddingProcessor",
     "SentenceEncoder",
@@ -41,8 +48,79 @@ __all__ = [
 T = TypeVar("T")
 
 
+# Hugging Face ``model_type`` -> the position layout of that family (the module tree is BertModel's).
+_POSITION_IDS_OF_MODEL_TYPE: dict[str, str] = {
+    "bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
+}
+_LAYOUTS = {"bert": "0..T-1", "roberta": "pad_token_id + 1 onwards, skipping padding tokens"}
+
+# Hugging Face keys whose other values change the computation in a way not implemented here.
+_HF_FIXED_VALUES: dict[str, tuple[Any, str]] = {
+    "position_embedding_type": ("absolute", "'absolute' (relative position embeddings are not implemented)"),
+    "is_decoder": (False, "false (a decoder's causal self-attention is not implemented)"),
+    "add_cross_attention": (False, "false (cross-attention layers are not implemented)"),
+    "pruned_heads": ({}, "{} (pruned attention heads are not implemented)"),
+}
+
+HF_IGNORED_KEYS = frozenset({
+    # provenance
+    "_name_or_path", "_commit_hash", "architectures", "transformers_version", "torch_dtype", "dtype",
+    "use_bfloat16",
+    # task heads, training, initialisation and the tokenizer
+    "id2label", "label2id", "num_labels", "problem_type", "finetuning_task", "classifier_dropout",
+    "initializer_range", "gradient_checkpointing", "tf_legacy_loss", "tie_word_embeddings",
+    "tokenizer_class", "prefix", "task_specific_params", "bos_token_id", "eos_token_id", "sep_token_id",
+    "decoder_start_token_id",
+    # what transformers' forward returns, its cache and feed-forward chunking
+    "return_dict", "output_attentions", "output_hidden_states", "torchscript", "use_cache",
+    "chunk_size_feed_forward", "is_encoder_decoder", "tie_encoder_decoder", "cross_attention_hidden_size",
+    # transformers 4's generation settings
+    "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
+    "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty",
+    "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences",
+    "output_scores", "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id",
+    "remove_invalid_values", "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens",
+})
+
+
 @dataclass(frozen=True)
 class BertConfig:
+    """The ``bert_encoder`` config: Hugging Face ``BertConfig``'s sizes plus serving keys.
+
+    A Hugging Face ``config.json`` (``BertConfig`` / ``RobertaConfig`` ``to_dict()``, transformers
+    4 or 5) is accepted as it is, alone or with this config's own keys added
+    (:meth:`prepare_mapping`):
+
+    - Mapped: ``vocab_size``, ``hidden_size``, ``num_hidden_layers``, ``num_attention_heads``,
+      ``intermediate_size``, ``hidden_act``, ``hidden_dropout_prob``, ``attention_probs_dropout_prob``,
+      ``max_position_embeddings``, ``type_vocab_size``, ``layer_norm_eps``, ``pad_token_id`` (the
+      fields of the same name), and ``model_type`` (``"bert"``; ``"roberta"``, ``"xlm-roberta"``,
+      ``"camembert"``), which sets ``position_ids``.
+    - Refused unless they have the value implemented: ``position_embedding_type`` (``"absolute"``),
+      ``is_decoder`` (false), ``add_cross_attention`` (false), ``pruned_heads`` (``{}``).
+    - Ignored, as they do not change the encoder's output (``HF_IGNORED_KEYS``):
+      ``_name_or_path``, ``_commit_hash``, ``architectures``, ``transformers_version``,
+      ``torch_dtype``, ``dtype``, ``use_bfloat16``; ``id2label``, ``label2id``, ``num_labels``,
+      ``problem_type``, ``finetuning_task``, ``classifier_dropout``, ``initializer_range``,
+      ``gradient_checkpointing``, ``tf_legacy_loss``, ``tie_word_embeddings``, ``tokenizer_class``,
+      ``prefix``, ``task_specific_params``, ``bos_token_id``, ``eos_token_id``, ``sep_token_id``,
+      ``decoder_start_token_id``; ``return_dict``, ``output_attentions``, ``output_hidden_states``,
+      ``torchscript``, ``use_cache``, ``chunk_size_feed_forward``, ``is_encoder_decoder``,
+      ``tie_encoder_decoder``, ``cross_attention_hidden_size``; and transformers 4's generation
+      settings ``max_length``, ``min_length``, ``do_sample``, ``early_stopping``, ``num_beams``,
+      ``num_beam_groups``, ``diversity_penalty``, ``temperature``, ``top_k``, ``top_p``,
+      ``typical_p``, ``repetition_penalty``, ``length_penalty``, ``no_repeat_ngram_size``,
+      ``encoder_no_repeat_ngram_size``, ``bad_words_ids``, ``num_return_sequences``,
+      ``output_scores``, ``return_dict_in_generate``, ``forced_bos_token_id``,
+      ``forced_eos_token_id``, ``remove_invalid_values``, ``exponential_decay_length_penalty``,
+      ``suppress_tokens``, ``begin_suppress_tokens``.
+    - Any other key is refused, naming it and the accepted keys.
+
+    ``position_ids="bert"`` is refused for sizes laid out like RoBERTa's, ``max_position_embeddings
+    = pad_token_id + 1 + a power of two`` with ``pad_token_id > 0`` (roberta-base: 514 with pad 1):
+    such a checkpoint runs with BERT positions, without an error, and gives wrong embeddings.
+    """
+
     vocab_size: int = 30522  # rows of embeddings.word_embeddings
     hidden_size: int = 768  # width of every hidden state
     num_hidden_layers: int = 12  # encoder.layer.0 .. N-1
@@ -55,6 +133,7 @@ class BertConfig:
     type_vocab_size: int = 2  # rows of embeddings.token_type_embeddings
     layer_norm_eps: float = 1e-12  # epsilon of every LayerNorm
     pad_token_id: int = 0  # padding row of word_embeddings and the tokenizer's pad id
+    position_ids: Literal["bert", "roberta"] = "bert"  # bert: 0..T-1; roberta: pad+1.., padding at pad
     add_pooling_layer: bool = True  # whether the model has pooler.dense
     pooling: Literal["mean", "cls", "pooler"] = "mean"  # how token states become one embedding
     normalize: bool = True  # L2-normalise the embedding (sentence-transformers' Normalize)
@@ -71,6 +150,7 @@ class BertConfig:
                 f"at most max_position_embeddings={self.max_position_embeddings}")
         require(0 <= self.pad_token_id < self.vocab_size, "pad_token_id", self.pad_token_id,
                 f"a token id below vocab_size={self.vocab_size}")
+        self._check_position_ids()
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             require(0.0 <= getattr(self, key) <= 1.0, key, getattr(self, key), "a probability in [0, 1]")
         require(self.layer_norm_eps > 0, "layer_norm_eps", self.layer_norm_eps, "a positive number")
@@ -79,6 +159,51 @@ class BertConfig:
         parts = PurePosixPath(self.tokenizer).parts
         require(bool(parts) and not PurePosixPath(self.tokenizer).is_absolute() and ".." not in parts,
                 "tokenizer", self.tokenizer, "a file name relative to the model's folder")
+
+    def _check_position_ids(self) -> None:
+        pad, rows = self.pad_token_id, self.max_position_embeddings
+        if self.position_ids == "roberta":
+            last = rows - pad - 1  # the position of the last token of the longest text
+            require(self.max_seq_length <= last, "max_seq_length", self.max_seq_length,
+                    f"at most max_position_embeddings - pad_token_id - 1 = {last} with RoBERTa positions")
+            return
+        context = rows - pad - 1
+        looks_like_roberta = pad > 0 and context > 1 and (context & (context - 1)) == 0  # a power of two
+        require(not looks_like_roberta, "position_ids", self.position_ids,
+                f"'roberta' for max_position_embeddings={rows} with pad_token_id={pad}, RoBERTa's layout: "
+                f"its position ids run from pad_token_id + 1 = {pad + 1} and skip padding, BERT's run "
+                "0..T-1, and a RoBERTa checkpoint served with BERT positions gives wrong embeddings "
+                "without an error; set \"position_ids\": \"roberta\"")
+
+    @classmethod
+    def prepare_mapping(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` in this config's keys: a Hugging Face ``config.json``'s keys mapped or dropped.
+
+        Keys of neither kind are left in place, for the caller to refuse as unknown.
+
+        Raises:
+            ConfigValueError: A Hugging Face value whose computation is not implemented, an unknown
+                ``model_type``, or a ``position_ids`` that contradicts ``model_type``.
+        """
+        values = dict(values)
+        for key, (implemented, expected) in _HF_FIXED_VALUES.items():
+            value = values.pop(key, implemented)
+            require(type(value) is type(implemented) and value == implemented, key, value, expected)
+        model_type = values.pop("model_type", None)
+        if model_type is not None:
+            values["position_ids"] = _position_ids_of(model_type, values.get("position_ids"))
+        return {key: value for key, value in values.items() if key not in HF_IGNORED_KEYS}
+
+
+def _position_ids_of(model_type: Any, position_ids: Any) -> str:
+    """The position layout of a Hugging Face ``model_type``, checked against an explicit ``position_ids``."""
+    layout = _POSITION_IDS_OF_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
+    if layout is None:
+        known = ", ".join(repr(name) for name in _POSITION_IDS_OF_MODEL_TYPE)
+        raise ConfigValueError("model_type", model_type, f"one of {known} (BertModel's module tree)")
+    require(position_ids in (None, layout), "position_ids", position_ids,
+            f"{layout!r} for model_type={model_type!r}, whose position ids run {_LAYOUTS[layout]}")
+    return layout
 
 
 @dataclass(frozen=True)
@@ -99,13 +224,22 @@ def _activation(name: str) -> nn.Module:
 
 
 class BertEmbeddings(nn.Module):
-    """Word + token-type + position embeddings, then LayerNorm and dropout."""
+    """Word + token-type + position embeddings, then LayerNorm and dropout.
+
+    Positions are BERT's ``0..T-1``, or with ``position_ids="roberta"`` RoBERTa's
+    (``RobertaEmbeddings.create_position_ids_from_input_ids``): ``pad_token_id + 1`` onwards,
+    counting only the tokens that are not ``pad_token_id``, which themselves get ``pad_token_id``.
+    """
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         pad = config.pad_token_id
+        self.position_layout = config.position_ids
+        self.padding_idx = pad
         self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=pad)
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        position_pad = pad if self.position_layout == "roberta" else None
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size,
+                                                padding_idx=position_pad)
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
@@ -115,12 +249,17 @@ class BertEmbeddings(nn.Module):
 
     def forward(self, input_ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
         B, T = input_ids.shape  # noqa: N806
-        position_ids = self.position_ids[:, :T]  # (1, T)
         if token_type_ids is None:
             token_type_ids = self.token_type_ids[:, :T].expand(B, T)  # (B, T)
         x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)  # (B, T, C)
-        x = x + self.position_embeddings(position_ids)  # (B, T, C)
+        x = x + self.position_embeddings(self._position_ids(input_ids))  # (B, T, C)
         return self.dropout(self.LayerNorm(x))
+
+    def _position_ids(self, input_ids: Tensor) -> Tensor:
+        if self.position_layout == "bert":
+            return self.position_ids[:, : input_ids.shape[1]]  # (1, T)
+        keep = input_ids.ne(self.padding_idx).to(mininn.int64)  # (B, T)
+        return keep.cumsum(1) * keep + self.padding_idx  # (B, T)
 
 
 class BertSelfAttention(nn.Module):
@@ -318,15 +457,15 @@ class SentenceEmbeddingProcessor(Processor):
 
 
 def map_bert_keys(tensors: Mapping[str, T]) -> dict[str, T]:
-    """A Hugging Face / sentence-transformers BERT state dict in :class:`~models.bert.BertModel` keys.
+    """A Hugging Face / sentence-transformers BERT or RoBERTa state dict in :class:`BertModel` keys.
 
-    Strips a leading ``bert.`` or ``0.auto_model.`` and drops ``embeddings.position_ids``
+    Strips a leading ``0.auto_model.``, ``bert.`` or ``roberta.`` and drops ``embeddings.position_ids``
     (a persistent buffer in transformers 4, which wrote the MiniLM checkpoint; a
     non-persistent one now).
     """
     mapped = {}
     for key, value in tensors.items():
-        for prefix in ("0.auto_model.", "bert."):
+        for prefix in ("0.auto_model.", "bert.", "roberta."):
             key = key.removeprefix(prefix)
         if key != "embeddings.position_ids":
             mapped[key] = value

@@ -5,6 +5,11 @@ field of the dataclass, every value must fit the field's annotation (tuples may 
 JSON lists), and the dataclass's ``__post_init__`` checks ranges through :func:`require`.
 Any failure becomes an :class:`~models.errors.ArchitectureError` that names the key and
 lists the accepted keys.
+
+A config dataclass may define a classmethod ``prepare_mapping(values) -> dict`` that
+:func:`make_config` applies to the mapping first, to accept another vocabulary for the
+same settings (``bert_encoder`` takes a Hugging Face ``config.json``); it may raise
+:class:`ConfigValueError`.
 """
 
 from __future__ import annotations
@@ -51,14 +56,16 @@ def accepted_keys(config_cls: type) -> list[str]:
 def make_config(architecture: str, config_cls: type[C], values: Mapping[str, Any] | C | None) -> C:
     """Build and validate ``config_cls`` from ``values`` (a mapping or an instance).
 
+    A mapping goes through ``config_cls.prepare_mapping`` first where the class defines it.
+
     Raises:
         ArchitectureError: A key that is not a field, or a value of the wrong type or range;
             the message names the key and the accepted keys.
     """
     if isinstance(values, config_cls):
         return values
-    values = dict(values or {})
     keys = accepted_keys(config_cls)
+    values = _prepare(architecture, config_cls, keys, dict(values or {}))
     hints = typing.get_type_hints(config_cls)
     for key in values:
         if key not in keys:
@@ -74,6 +81,17 @@ def make_config(architecture: str, config_cls: type[C], values: Mapping[str, Any
             raise _bad_value(architecture, keys, key, value, str(exc)) from None
     try:
         return config_cls(**coerced)
+    except ConfigValueError as exc:
+        raise _bad_value(architecture, keys, exc.key, exc.value, exc.expected) from None
+
+
+def _prepare(architecture: str, config_cls: type, keys: list[str], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` through the config class's ``prepare_mapping`` hook, where it has one."""
+    prepare = getattr(config_cls, "prepare_mapping", None)
+    if prepare is None:
+        return values
+    try:
+        return dict(prepare(values))
     except ConfigValueError as exc:
         raise _bad_value(architecture, keys, exc.key, exc.value, exc.expected) from None
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from models.config import accepted_keys, config_to_dict, make_config, require
+from models.config import ConfigValueError, accepted_keys, config_to_dict, make_config, require
 from models.errors import ArchitectureError
 
 
@@ -88,6 +88,32 @@ def test_value_out_of_range_names_key_and_requirement():
     assert str(info.value) == (
         "invalid value 0 for config key 'width' of architecture 'toy': "
         f"expected a positive integer; accepted keys: {KEYS}"
+    )
+
+
+@dataclass(frozen=True)
+class AliasedConfig(ToyConfig):
+    @classmethod
+    def prepare_mapping(cls, values):
+        if values.pop("legacy", False):
+            raise ConfigValueError("legacy", True, "false (legacy mode is not implemented)")
+        if "w" in values:
+            values["width"] = values.pop("w")
+        return values
+
+
+def test_prepare_mapping_hook_runs_before_the_key_check():
+    assert make_config("toy", AliasedConfig, {"w": 7, "mode": "b"}) == AliasedConfig(width=7, mode="b")
+    with pytest.raises(ArchitectureError, match="unknown config key 'widht' for architecture 'toy'"):
+        make_config("toy", AliasedConfig, {"widht": 7})
+
+
+def test_prepare_mapping_hook_errors_name_the_key():
+    with pytest.raises(ArchitectureError) as info:
+        make_config("toy", AliasedConfig, {"legacy": True})
+    assert str(info.value) == (
+        "invalid value True for config key 'legacy' of architecture 'toy': "
+        f"expected false (legacy mode is not implemented); accepted keys: {KEYS}"
     )
 
 
