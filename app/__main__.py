@@ -3,16 +3,21 @@
 ``mininn-serve add-model ...`` makes or checks a model folder instead (:mod:`app.model_folder`).
 
 A bad ``MININN_*`` value stops start-up with exit code 2 and one line per bad
-variable on stderr, no traceback.
+variable on stderr, no traceback. Start-up logs, once, where the model explorer
+and the API docs are.
 """
 
 from __future__ import annotations
 
+import logging
+import logging.config
 import signal
 import sys
 from types import FrameType
 
 __all__ = ["main"]
+
+logger = logging.getLogger("app")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         # MININN_HEADER_TIMEOUT_S), which uvicorn itself does not bound
         "http": "app.http_protocol:GuardedHttpToolsProtocol",
     }
+    logging.config.dictConfig(common["log_config"])  # uvicorn applies it again; here for the line below
+    url = _base_url(settings.host, settings.port)
+    logger.info("Model explorer at %s/ui/, API docs at %s/docs", url, url)  # here: once, whatever the workers
     if settings.workers > 1:
         uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **common)
     else:
@@ -62,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(0)
+
+
+def _base_url(host: str, port: int) -> str:
+    """``http://host:port`` to open in a browser: ``localhost`` for a host that means every interface."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "localhost"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _usage() -> str:

@@ -3,6 +3,10 @@
 ``request_id_var`` holds the ``X-Request-ID`` of the request in progress (set
 by the request middleware, copied into inference threads); every record of
 the ``app``, ``models`` and ``mininn`` loggers prints it.
+
+Lines read ``LEVEL: logger [request id] message``. uvicorn's own messages
+(start-up, shutdown, crashes) come from its logger ``uvicorn.error`` whatever
+their level, so they are shown as ``uvicorn``.
 """
 
 from __future__ import annotations
@@ -11,9 +15,11 @@ import contextvars
 import logging
 from typing import Any
 
-__all__ = ["RequestIdFilter", "logging_config", "request_id_var"]
+__all__ = ["LoggerNameFilter", "RequestIdFilter", "logging_config", "request_id_var"]
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+_SHOWN_NAMES = {"uvicorn.error": "uvicorn"}
 
 
 class RequestIdFilter(logging.Filter):
@@ -21,6 +27,14 @@ class RequestIdFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id_var.get()
+        return True
+
+
+class LoggerNameFilter(logging.Filter):
+    """Adds ``record.logger``: the logger's name, ``uvicorn`` for ``uvicorn.error``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.logger = _SHOWN_NAMES.get(record.name, record.name)
         return True
 
 
@@ -32,11 +46,14 @@ def logging_config(level: str) -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": "app.log.RequestIdFilter"}},
+        "filters": {
+            "request_id": {"()": "app.log.RequestIdFilter"},
+            "logger_name": {"()": "app.log.LoggerNameFilter"},
+        },
         "formatters": {
             "default": {
                 "()": "uvicorn.logging.DefaultFormatter",
-                "fmt": "%(levelprefix)s %(name)s [%(request_id)s] %(message)s",
+                "fmt": "%(levelprefix)s %(logger)s [%(request_id)s] %(message)s",
                 "use_colors": None,
             },
             "access": {
@@ -48,7 +65,7 @@ def logging_config(level: str) -> dict[str, Any]:
         "handlers": {
             "default": {
                 "formatter": "default",
-                "filters": ["request_id"],
+                "filters": ["request_id", "logger_name"],
                 "class": "logging.StreamHandler",
                 "stream": "ext://sys.stderr",
             },

@@ -104,7 +104,9 @@ def load(
             weights-only (tensors and plain containers).
 
     Returns:
-        For safetensors and npz a ``dict`` of ``str`` to ``Tensor``; for
+        For safetensors and npz a ``dict`` of ``str`` to ``Tensor`` (safetensors
+        in the order of the tensors' bytes in the file, as
+        ``safetensors.numpy.load_file`` returns them); for
         PyTorch files the saved object, with ``Tensor`` in place of torch
         tensors, ``mininn.Size`` for ``torch.Size``, and ``OrderedDict``s that
         keep their ``_metadata``. Tensors that shared a storage share memory.

@@ -58,7 +58,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Header:
-    """A checked header: its tensors in file order, string metadata, where data starts."""
+    """A checked header: its tensors in data order (``read_header``), string metadata, where data starts."""
 
     entries: list[Entry]
     metadata: dict[str, str]
@@ -75,7 +75,14 @@ def looks_like_safetensors(prefix: bytes) -> bool:
 
 
 def read_header(source: Source) -> Header:
-    """Read and check the header against the file; nothing is allocated for tensors."""
+    """Read and check the header against the file; nothing is allocated for tensors.
+
+    The entries come in the order of their bytes in the file, the order in which
+    ``safetensors.numpy.load_file`` (and ``safetensors.torch.load_file``) return them.
+    (The package writes its header in that order too; ``safe_open(...).keys()``
+    sorts the names instead.) Empty tensors that share an offset keep their
+    header order, which the package leaves undefined.
+    """
     n = int.from_bytes(source.read_at(0, 8, "safetensors header length"), "little")
     if n > MAX_HEADER_BYTES:
         raise CheckpointError(f"safetensors header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes")
@@ -85,13 +92,13 @@ def read_header(source: Source) -> Header:
         )
     raw = _parse_json(source.read_at(8, n, "safetensors header"))
     metadata = _metadata(raw.pop("__metadata__", {}))
-    entries = [_entry(name, spec) for name, spec in raw.items()]
+    entries = sorted((_entry(name, spec) for name, spec in raw.items()), key=lambda e: (e.begin, e.end))
     _check_layout(entries, source.size - 8 - n)
     return Header(entries, metadata, 8 + n)
 
 
 def load(source: Source) -> dict[str, np.ndarray]:
-    """All tensors of a safetensors checkpoint, in header order, as writable arrays."""
+    """All tensors of a safetensors checkpoint, in data order (as ``read_header``), as writable arrays."""
     header = read_header(source)
     return {e.name: _read_entry(source, header.data_start, e) for e in header.entries}
 
@@ -175,7 +182,10 @@ def _int_list(value: object, min_len: int, max_len: int) -> bool:
 
 
 def _check_layout(entries: list[Entry], data_size: int) -> None:
-    """Tensors must tile the data section exactly: no overlap, no gap, nothing past the end."""
+    """Tensors must tile the data section exactly: no overlap, no gap, nothing past the end.
+
+    ``entries`` are in data order (sorted by their offsets).
+    """
     for e in entries:
         if e.end > data_size:
             raise CheckpointError(
@@ -183,7 +193,7 @@ def _check_layout(entries: list[Entry], data_size: int) -> None:
                 f"{data_size} data bytes in the file (truncated?)"
             )
     expected, previous = 0, None
-    for e in sorted(entries, key=lambda e: (e.begin, e.end)):
+    for e in entries:
         if e.begin < expected:
             raise CheckpointError(
                 f"safetensors tensors {previous!r} and {e.name!r} overlap at data offset {e.begin}"

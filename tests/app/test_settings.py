@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from _app_support import REPO_ROOT
 
 from app.settings import Settings, SettingsError, load_settings
 
@@ -97,3 +100,17 @@ def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(ValueError, match="frozen"):
         settings.port = 1  # type: ignore[misc]
+
+
+def test_the_default_model_repository_is_ignored_by_git() -> None:
+    # the demo models and every upload land there (131 MB in one checkout); none of it belongs in a commit
+    if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    folder = Settings.model_fields["model_repository"].default
+    weights = folder / "digits" / "1" / "weights.safetensors"
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+
+    assert git("check-ignore", "--no-index", "--quiet", str(weights)).returncode == 0
+    assert git("ls-files", "--", str(folder)).stdout == ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from _app_support import REPO_ROOT, run_server, server_env
+from _app_support import REPO_ROOT, make_repository, run_server, server_env, wait_until
 
 from models.repository import minilm_package_dir
 
@@ -93,6 +93,47 @@ def test_several_workers_serve_through_the_app_factory(tmp_path: Path) -> None:
     assert statuses == {200}
     if Path("/proc").is_dir():
         assert len(workers) == 2, workers
+
+
+def test_start_up_logs_where_the_explorer_and_the_api_docs_are(tmp_path: Path) -> None:
+    repository = make_repository(tmp_path / "model_repository")
+    with run_server(
+        repository, tmp_path / "server.log", MININN_LOG_LEVEL="info", MININN_SEED_REPOSITORY="0"
+    ) as server:
+        server.wait_ready(60)
+        assert httpx.get(f"{server.base_url}/ui/").status_code == 200
+        assert httpx.get(f"{server.base_url}/docs").status_code == 200
+    lines, url = server.log.read_text().splitlines(), server.base_url
+    assert lines.count(f"INFO:     app [-] Model explorer at {url}/ui/, API docs at {url}/docs") == 1, lines
+    assert "INFO:     uvicorn [-] Application startup complete." in lines
+    assert not [line for line in lines if "uvicorn.error" in line]
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8000"),
+        ("0.0.0.0", "http://localhost:8000"),  # every interface: the browser's way in is localhost
+        ("::", "http://localhost:8000"),
+        ("::1", "http://[::1]:8000"),
+        ("models.example.org", "http://models.example.org:8000"),
+    ],
+)
+def test_the_logged_urls_are_ones_a_browser_can_open(host: str, url: str) -> None:
+    from app.__main__ import _base_url
+
+    assert _base_url(host, 8000) == url
+
+
+@pytest.mark.slow
+def test_several_workers_log_the_explorer_and_docs_urls_once(tmp_path: Path) -> None:
+    repository = make_repository(tmp_path / "model_repository")
+    env = {"MININN_WORKERS": "2", "MININN_SEED_REPOSITORY": "0", "MININN_LOG_LEVEL": "info"}
+    with run_server(repository, tmp_path / "workers.log", **env) as server:
+        server.wait_ready(60)
+        log = server.log
+        wait_until(lambda: log.read_text().count("Application startup complete.") == 2, 60, "both workers")
+    assert log.read_text().count(f"Model explorer at {server.base_url}/ui/") == 1
 
 
 def _children(pid: int) -> list[int]:

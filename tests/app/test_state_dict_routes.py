@@ -141,7 +141,7 @@ def test_a_model_json_that_no_longer_fits_the_weights_keeps_the_model_serving(
 def test_a_model_json_body_must_be_a_json_object_with_valid_keys(keyed: TestClient) -> None:
     url = "/v2/repository/models/mlp"
     assert keyed.put(url, json=[1], headers=AUTH).json() == {
-        "error": "model.json must be a JSON object with an 'architecture' key"
+        "error": "model.json must be a JSON object with an 'architecture' or 'module' key"
     }
     negative = keyed.put(url, json={"architecture": "mlp", "max_batch_size": -1}, headers=AUTH)
     assert (negative.status_code, negative.json()["error"]) == (

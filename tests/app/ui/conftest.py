@@ -61,14 +61,30 @@ def explorer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
 
 
 @pytest.fixture(scope="session")
-def chromium() -> Iterator[Any]:
-    """Headless Chromium (one per test session and xdist worker)."""
+def playwright() -> Iterator[Any]:
+    """The Playwright driver (one per test session and xdist worker)."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def chromium(playwright: Any) -> Iterator[Any]:
+    """Headless Chromium (one per test session and xdist worker)."""
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_with_scrollbars(playwright: Any) -> Iterator[Any]:
+    """Headless Chromium that draws scrollbars, as desktop browsers do (playwright's default hides them)."""
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, ignore_default_args=["--hide-scrollbars"]
+    )
+    yield browser
+    browser.close()
 
 
 @dataclass
@@ -81,8 +97,13 @@ class Watch:
 
 
 @pytest.fixture
-def open_page(chromium: Any, explorer_server: Server) -> Iterator[Callable[..., Any]]:
-    """``open_page(path, viewport=WIDE)`` -> a Playwright page at ``path`` of the server, watched."""
+def open_page(
+    chromium: Any, explorer_server: Server, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Any]]:
+    """``open_page(path, viewport=WIDE)`` -> a Playwright page at ``path`` of the server, watched.
+
+    ``open_page(..., scrollbars=True)`` opens it in :func:`chromium_with_scrollbars`.
+    """
     watch = Watch()
     contexts: list[Any] = []
     origin = explorer_server.base_url
@@ -99,8 +120,9 @@ def open_page(chromium: Any, explorer_server: Server) -> Iterator[Callable[..., 
             watch.foreign_requests.append(url)
             request_route.abort()
 
-    def factory(path: str, viewport: dict[str, int] = WIDE) -> Any:
-        context = chromium.new_context(viewport=viewport, device_scale_factor=1)
+    def factory(path: str, viewport: dict[str, int] = WIDE, *, scrollbars: bool = False) -> Any:
+        browser = request.getfixturevalue("chromium_with_scrollbars") if scrollbars else chromium
+        context = browser.new_context(viewport=viewport, device_scale_factor=1)
         contexts.append(context)
         context.route("**/*", route)
         page = context.new_page()
@@ -126,4 +148,3 @@ def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         return SCREENSHOTS
     return tmp_path_factory.mktemp("screenshots")
-

@@ -362,6 +362,34 @@ def test_an_unknown_model_shows_the_servers_404(open_page) -> None:
 
 
 # ---- screenshots and layout -------------------------------------------------------------------
+_SCROLLBARS = """element => {
+    const style = getComputedStyle(element);
+    const px = (...names) => names.reduce((sum, name) => sum + parseFloat(style[name]), 0);
+    return {  // the room that scrollbars take: the box less its client area and its borders
+        scrollWidth: element.scrollWidth, clientWidth: element.clientWidth,
+        vertical: element.offsetWidth - element.clientWidth - px("borderLeftWidth", "borderRightWidth"),
+        horizontal: element.offsetHeight - element.clientHeight - px("borderTopWidth", "borderBottomWidth"),
+    };
+}"""
+
+
+@pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1280x800", "390x844"])
+def test_the_tab_bar_and_the_page_show_no_scrollbar(open_page, viewport) -> None:
+    page = open_page("/ui/models/digits#try", viewport, scrollbars=True)
+    tabs = page.locator("[role=tablist]").evaluate(_SCROLLBARS)
+    assert tabs["scrollWidth"] <= tabs["clientWidth"], tabs
+    assert (tabs["vertical"], tabs["horizontal"]) == (0, 0), f"the tab bar draws scrollbars: {tabs}"
+    document = page.evaluate(
+        """() => ({
+            scrollWidth: document.documentElement.scrollWidth,
+            clientWidth: document.documentElement.clientWidth,
+            horizontal: window.innerHeight - document.documentElement.clientHeight,
+        })"""
+    )
+    assert document["scrollWidth"] <= document["clientWidth"], document
+    assert document["horizontal"] == 0, f"the page draws a horizontal scrollbar: {document}"
+
+
 def _ablate_a_channel(page: Any) -> None:
     """Zero channel 2 of conv1 in the activation explorer (it turns the example 3 into a 1)."""
     page.fill("[data-testid=intervention-index]", "2")

@@ -87,6 +87,29 @@ def test_files_written_by_the_safetensors_package_load(tmp_path):
     assert load_metadata(tmp_path / "pkg.safetensors") == {"k": "v"}
 
 
+@pytest.mark.parametrize("as_path", [True, False], ids=["path", "fileobj"])
+def test_tensors_load_in_the_order_of_their_bytes_as_safetensors_load_file_returns_them(tmp_path, as_path):
+    # header order z, b, a; sorted order a, b, z (what safe_open(...).keys() lists); data order b, a, z
+    header = {
+        "z": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]},
+        "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+        "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]},
+    }
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(_header_file(header, np.array([1, 2, 3], dtype="<f4").tobytes()))
+    expected = safetensors.numpy.load_file(path)
+    out = load(path if as_path else io.BytesIO(path.read_bytes()))
+    assert list(out) == list(expected) == ["b", "a", "z"]
+    assert {key: t.item() for key, t in out.items()} == {"b": 1.0, "a": 2.0, "z": 3.0}
+
+
+def test_files_written_by_the_safetensors_package_load_in_its_order(tmp_path):
+    arrays = {"b": _array("float32", (2,)), "a": _array("float64", (3,)), "0.w": _array("float16", (1,))}
+    path = tmp_path / "pkg.safetensors"
+    safetensors.numpy.save_file(arrays, path)
+    assert list(load(path)) == list(safetensors.numpy.load_file(path))
+
+
 def test_files_written_by_safetensors_torch_load(tmp_path):
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
