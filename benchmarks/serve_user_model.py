@@ -3,8 +3,8 @@
 Both models live in one server's repository with the same weights: ``resnet18``
 (``"architecture": "resnet18"``) and ``resnet18-code`` (``"module":
 "model.py:resnet18"``, ``benchmarks/user_models/resnet18/model.py``, written for
-torch). Closed-loop clients send batch-1 binary requests (64x64 images, dynamic
-batching on) to one model and then the other, in interleaved rounds so that the
+torch). Closed-loop clients send batch-1 binary requests for ``logits`` (64x64
+images, dynamic batching on) to one model and then the other, in interleaved rounds so that the
 machine's load hits both alike; BLAS is pinned to one thread. Target: the code
 model's throughput within 5% of the zoo's.
 
@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _support import binary_body, free_port  # noqa: E402
+from _support import Body, free_port  # noqa: E402
 from serve_load import RESNET, closed_loop, first_output, mininn_server, resnet_weights  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "serve_user_model.json"
@@ -74,7 +74,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     opts = parse(argv)
     image = np.random.default_rng(1).standard_normal(IMAGE).astype(np.float32)
-    body = binary_body("image", image)
+    header = {"inputs": [{"name": "image", "shape": list(IMAGE), "datatype": "FP32",
+                          "parameters": {"binary_data_size": image.nbytes}}],
+              "outputs": [{"name": "logits", "parameters": {"binary_data": True}}]}  # both models have it
+    raw = json.dumps(header).encode()
+    body = Body(raw + image.tobytes(), {"Inference-Header-Content-Length": str(len(raw))})
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
