@@ -159,7 +159,8 @@ def test_a_batch_over_max_batch_size_is_422(limited: TestClient) -> None:
     body = {"inputs": [{"name": "input", "shape": [33, 4], "datatype": "FP32", "data": rows}]}
     response = limited.post("/v2/models/mlp/infer", json=body)
     assert response.status_code == 422
-    assert _error(response) == "batch size 33 is over model 'mlp' max_batch_size 32"
+    expected = "batch size 33 is over model 'mlp' max_batch_size 32; send at most 32 rows"
+    assert _error(response).startswith(expected)
 
 
 def test_captures_over_the_activation_limit_are_413(limited: TestClient) -> None:

@@ -24,7 +24,7 @@ from fastapi.testclient import TestClient
 from app import Settings, create_app
 
 READ_ONLY_POSTS = re.compile(r".*/(infer|activations)$|^/v2/repository/index$")
-PATH_VALUES = {"model_name": "mlp", "model_version": "1"}
+PATH_VALUES = {"model_name": "mlp", "model_version": "1", "file_name": "labels.txt"}
 
 
 def _write_routes() -> list[tuple[str, str]]:
