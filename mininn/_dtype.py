@@ -20,6 +20,8 @@ __all__ = [
     "int64",
     "uint8",
     "bool",
+    "complex64",
+    "complex128",
     "from_numpy_dtype",
     "as_dtype",
     "get_default_dtype",
@@ -30,12 +32,13 @@ __all__ = [
 class dtype:  # noqa: N801 - torch's name
     """A tensor element type. Use the module constants, never construct one."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize")
 
     def __init__(self, name: str, np_dtype: np.dtype, is_floating_point: bool) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = is_floating_point
+        self.is_complex = self.np.kind == "c"
         self.is_signed = name not in ("uint8", "bool")
         self.itemsize = self.np.itemsize
 
@@ -44,6 +47,18 @@ class dtype:  # noqa: N801 - torch's name
 
     def __reduce__(self) -> str:
         return self.name
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex one (``complex64`` -> ``float32``); others map to themselves."""
+        return _REAL.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype of a floating one (``float32`` -> ``complex64``)."""
+        if self.is_complex:
+            return self
+        if self not in _COMPLEX:
+            raise RuntimeError(f"to_complex is not supported for {self}")  # mininn's own message
+        return _COMPLEX[self]
 
 
 float16 = dtype("float16", np.float16, True)
@@ -55,6 +70,10 @@ int32 = dtype("int32", np.int32, False)
 int64 = dtype("int64", np.int64, False)
 uint8 = dtype("uint8", np.uint8, False)
 bool = dtype("bool", np.bool_, False)  # noqa: A001 - torch's name
+complex64 = dtype("complex64", np.complex64, False)  # torch: complex is not floating point
+complex128 = dtype("complex128", np.complex128, False)
+_COMPLEX = {float32: complex64, float64: complex128}
+_REAL = {complex64: float32, complex128: float64}
 
 try:  # bfloat16 needs ml_dtypes; without it the name exists but is None
     import ml_dtypes
@@ -63,12 +82,13 @@ try:  # bfloat16 needs ml_dtypes; without it the name exists but is None
 except ImportError:  # pragma: no cover - depends on the environment
     bfloat16 = None
 
-_ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, bool]
+_ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128]
 if bfloat16 is not None:
     _ALL.append(bfloat16)
 _FROM_NP: dict[np.dtype, dtype] = {d.np: d for d in _ALL}
 _BY_NAME: dict[str, dtype] = {d.name: d for d in _ALL}
-_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32)
+_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, cfloat=complex64,
+                cdouble=complex128)
 
 
 def from_numpy_dtype(np_dtype: np.dtype | type) -> dtype:

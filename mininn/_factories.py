@@ -140,6 +140,8 @@ def _infer_dtype(data: Any) -> _dtype.dtype:
         return _dtype.int64 if kind == "i" or arr.dtype.itemsize < 8 else _dtype.int64
     if kind == "f":
         return _dtype.get_default_dtype()
+    if kind == "c":
+        return _dtype._COMPLEX.get(_dtype.get_default_dtype(), _dtype.complex64)
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -220,6 +222,10 @@ def arange(
         dt = _dtype.get_default_dtype() if is_float else _dtype.int64
     else:
         dt = _dtype.as_dtype(dtype)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     arr = np.arange(start, end, step, dtype=np.float64 if dt.is_floating_point else None)
     return _finish(arr.astype(dt.np), device, requires_grad)
 
@@ -228,6 +234,8 @@ def linspace(
     start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     arr = np.linspace(start, end, steps).astype(_float_dtype(dtype).np)
     return _finish(arr, device, requires_grad)
 
@@ -364,15 +372,43 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
-    """Sample category indices from the rows of ``input`` (non-negative weights)."""
-    gen = generator or default_generator
-    probs = np.asarray(input._data, dtype=np.float64)
+    """Sample category indices from the rows of ``input`` (non-negative weights), vectorised over rows:
+    inverse-CDF lookups with replacement, Gumbel top-k without."""
+    probs = _check_multinomial(input, num_samples, replacement)
     rows = probs.reshape(-1, probs.shape[-1])
-    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    gen = generator or default_generator
     with gen._lock:
-        for i, w in enumerate(rows):
-            out[i] = gen.rng.choice(w.size, size=num_samples, replace=replacement, p=w / w.sum())
-    return Tensor(out.reshape(probs.shape[:-1] + (num_samples,)))
+        if replacement:
+            cdf = np.cumsum(rows / rows.sum(-1, keepdims=True), axis=-1)
+            u = gen.rng.random((rows.shape[0], num_samples))
+            out = (u[:, :, None] >= cdf[:, None, :-1]).sum(-1)
+        else:
+            with np.errstate(divide="ignore"):
+                keys = np.log(rows) + gen.rng.gumbel(size=rows.shape)
+            out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    return Tensor(out.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,)))
+
+
+def _check_multinomial(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
+    from mininn._functions._util import torch_type_name
+
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            f"{torch_type_name(input._data.dtype)}"
+        )
+    probs = np.asarray(to_device(input._data, as_device("cpu")), dtype=np.float64)
+    if probs.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(probs.sum(-1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return probs
 
 
 def randperm(n: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -388,5 +424,91 @@ def randperm(n: int, *, dtype: Any = None, device: Any = None, requires_grad: bo
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     arr = np.eye(n, n if m is None else m, dtype=_float_dtype(dtype).np)
     return _finish(arr, device, requires_grad)
+
+
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
+           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Samples of N(mean, std**2): elementwise for tensor ``mean``/``std`` (broadcast), or of ``size``."""
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    if np.any(np.asarray(s) < 0):
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(s):g}")
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        dt = ref.dtype
+    else:
+        shape = _size((size,)) if size is not None else ()
+        dt = _float_dtype(dtype)
+    gen = generator or default_generator
+    with gen._lock:
+        arr = gen.rng.standard_normal(shape) * s + m
+    return _finish(np.asarray(arr).astype(dt.np), device, requires_grad)
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples of Poisson(rate) for each rate in ``input``, in ``input``'s dtype."""
+    gen = generator or default_generator
+    with gen._lock:
+        arr = gen.rng.poisson(np.asarray(input._data, dtype=np.float64))
+    return Tensor(arr.astype(input._data.dtype))
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is None) shaped like ``input``."""
+    if high is None:
+        low, high = 0, low
+    s, d, dev = _like(input, dtype, device)
+    out = randint(low, high, s, dtype=d, device=dev)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    arr = np.logspace(start, end, steps, base=base).astype(_float_dtype(dtype).np)
+    return _finish(arr, device, requires_grad)
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
+    """A tensor from ``obj``, sharing memory with a tensor or NumPy array unless a copy is needed or asked."""
+    if copy:
+        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = as_tensor(obj, dtype=dtype, device=device)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` (mininn tensors are contiguous: ``stride`` is not kept)."""
+    return empty(_size((size,)), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` (mininn does not keep a memory layout)."""
+    return empty(_size((size,)), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor sharing memory with a Python buffer (``bytes`` give a read-only one)."""
+    arr = np.frombuffer(buffer, dtype=_dtype.as_dtype(dtype).np, count=count, offset=offset)
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples of Binomial(count, prob), elementwise, in ``count``'s dtype."""
+    gen = generator or default_generator
+    with gen._lock:
+        arr = gen.rng.binomial(np.asarray(count._data, np.int64), np.asarray(prob._data, np.float64))
+    return Tensor(arr.astype(count._data.dtype))

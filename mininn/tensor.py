@@ -27,6 +27,7 @@ from mininn._functions import indexing as I  # noqa: E741
 from mininn._functions import inplace as IP
 from mininn._functions import join as J
 from mininn._functions import linalg as L
+from mininn._functions import methods as MT
 from mininn._functions import reduction as R
 from mininn._functions import shape as S
 from mininn._functions import softmax as SM
@@ -166,7 +167,7 @@ class Tensor:
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and not self.dtype.is_floating_point:
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients"
             )
@@ -674,6 +675,10 @@ class Tensor:
         return repr(self) if not spec else object.__format__(self, spec)
 
 
+# the tensor functions of mininn/_functions/methods.py, bound where this class defines no such name
+MT.install(Tensor)
+
+
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor(data, requires_grad=requires_grad)
 
@@ -685,8 +690,7 @@ def _root_grad(t: Tensor, gradient: Any, i: int) -> Any:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         if not t.dtype.is_floating_point:
             raise RuntimeError(
-                "grad can be implicitly created only for real scalar outputs but got "
-                f"{_util.torch_type_name(t._data.dtype)}"
+                f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
             )
         return np.ones_like(t._data)
     g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)

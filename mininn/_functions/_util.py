@@ -11,10 +11,12 @@ import numpy as np
 from mininn import _dtype
 
 # torch's type categories: a higher category wins over a lower one regardless of size
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 _CATEGORY: dict[np.dtype, int] = {}
 for _d in _dtype._ALL:
     _CATEGORY[_d.np] = _FLOAT if _d.is_floating_point else (_BOOL if _d.np.kind == "b" else _INT)
+    if _d.is_complex:
+        _CATEGORY[_d.np] = _COMPLEX
 
 # torch's capitalised dtype names, used in its messages ("Float", "Long", ...)
 TORCH_TYPE_NAMES = {
@@ -28,6 +30,8 @@ TORCH_TYPE_NAMES = {
     "int64": "Long",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 
@@ -47,6 +51,8 @@ _CPP_NAMES = {
     "Char": "signed char",
     "Byte": "unsigned char",
     "Bool": "bool",
+    "ComplexFloat": "c10::complex<float>",
+    "ComplexDouble": "c10::complex<double>",
 }
 
 
@@ -61,7 +67,7 @@ def legacy_type_name(np_dtype: Any) -> str:
 
 
 def category(np_dtype: Any) -> int:
-    """0 for bool, 1 for integers, 2 for floating point."""
+    """0 for bool, 1 for integers, 2 for floating point, 3 for complex."""
     return _CATEGORY[np_dtype]
 
 
@@ -112,15 +118,28 @@ def promote_arrays(a: Any, b: Any, a_dim: bool, b_dim: bool) -> np.dtype:
         return da
     ca, cb = _CATEGORY[da], _CATEGORY[db]
     if ca != cb:
+        if {ca, cb} == {_FLOAT, _COMPLEX}:
+            return _complex_with_float(da, db, a_dim, b_dim)
         return da if ca > cb else db
     if a_dim != b_dim:
         return da if a_dim else db
     return np.promote_types(da, db)
 
 
+def _complex_with_float(da: np.dtype, db: np.dtype, a_dim: bool, b_dim: bool) -> np.dtype:
+    """A complex and a floating dtype: a 0-d operand's precision counts only against another 0-d one."""
+    if a_dim == b_dim:
+        return np.promote_types(da, db)
+    with_dims = da if a_dim else db
+    return np.promote_types(with_dims, np.complex64) if with_dims.kind == "f" else with_dims
+
+
 def scalar_result_dtype(arr_dtype: np.dtype, scalar: Any) -> np.dtype:
     """torch's result dtype of a tensor op a Python scalar: the scalar only lifts the category."""
     cat = _CATEGORY[arr_dtype]
+    if type(scalar) is complex and cat < _COMPLEX:
+        real = arr_dtype if cat == _FLOAT else _dtype.get_default_dtype().np
+        return np.promote_types(real, np.complex64)
     if type(scalar) is float and cat < _FLOAT:
         return _dtype.get_default_dtype().np
     if type(scalar) is int and cat < _INT:

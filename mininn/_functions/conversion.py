@@ -22,6 +22,8 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
+        if g.dtype.kind == "c" and ctx.in_dtype.kind != "c":
+            g = g.real  # real -> complex: the real input gets the real part, as in torch
         return g.astype(ctx.in_dtype), None
 
 

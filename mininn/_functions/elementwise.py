@@ -31,7 +31,7 @@ from mininn.autograd.function import Context, Function
 
 _t = tensor_module()  # mininn.tensor, which imports this module
 
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
 
 
 def _scalar(value: Any) -> Any:
@@ -148,6 +148,8 @@ class Mul(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
+        if g.dtype.kind == "c":  # torch's convention: the gradient is g times the conjugate
+            a, b = np.conj(a), np.conj(b)
         need_a, need_b = ctx.needs_input_grad
         ga = unbroadcast(g * b, a.shape) if need_a else None
         gb = unbroadcast(g * a, b.shape) if need_b else None
@@ -164,6 +166,8 @@ class Div(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
+        if g.dtype.kind == "c":
+            a, b = np.conj(a), np.conj(b)
         need_a, need_b = ctx.needs_input_grad
         with np.errstate(divide="ignore", invalid="ignore"):
             ga = unbroadcast(g / b, a.shape) if need_a else None

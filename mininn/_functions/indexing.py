@@ -221,7 +221,12 @@ def masked_select(input: Any, mask: Any) -> Any:
         raise RuntimeError(
             "masked_select: expected BoolTensor for mask"
         )
-    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    try:
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        from mininn._functions._util import broadcast_error
+
+        raise broadcast_error(mask._data.shape, input._data.shape) from None
     from mininn._functions.shape import expand
 
     x = input if input._data.shape == shape else expand(input, shape)

@@ -34,6 +34,8 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
+        if g.dtype.kind == "c":  # torch's convention for complex inputs: products with the conjugates
+            a, b = np.conj(a), np.conj(b)
         need_a, need_b = ctx.needs_input_grad
         if a.ndim == 1 and b.ndim == 1:  # inner product: g is 0-d
             return (g * b if need_a else None), (g * a if need_b else None)
@@ -137,6 +139,9 @@ def outer(input: Any, vec2: Any) -> Any:
     from mininn._functions.elementwise import mul
     from mininn._functions.shape import reshape
 
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
     return mul(reshape(input, -1, 1), reshape(vec2, 1, -1))
 
 
@@ -152,40 +157,122 @@ def dot(input: Any, other: Any) -> Any:
 
 # ---- einsum --------------------------------------------------------------------------------
 
+# torch's label order: sublist integers 0-25 are A-Z, 26-51 are a-z; the implicit output is sorted so
+_LABELS = string.ascii_uppercase + string.ascii_lowercase
 
-def _expand_ellipsis(equation: str, ndims: list[int]) -> tuple[list[str], str]:
-    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(ndims):
+
+def _sublist_equation(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` as an equation string and its operands."""
+    def term(sub: Any) -> str:
+        return "".join("..." if s is Ellipsis else _LABELS[int(s)] for s in sub)
+
+    operands = list(args[0::2])
+    subs = [term(s) for s in args[1::2]]
+    if len(args) % 2:  # a trailing output sublist
+        operands.pop()
+        return ",".join(subs[: len(operands)]) + "->" + term(args[-1]), operands
+    return ",".join(subs), operands
+
+
+def _split_term(term: str, offset: int) -> list[str]:
+    """A term's labels, ``"..."`` kept as one item; torch's message for anything else."""
+    labels: list[str] = []
+    i = 0
+    while i < len(term):
+        if term.startswith("...", i):
+            labels.append("...")
+            i += 3
+            continue
+        if term[i] not in _LABELS:
+            raise RuntimeError(
+                f"einsum(): invalid subscript given at index {offset + i} in the equation string, "
+                "subscripts must be in [a-zA-Z]"
+            )
+        labels.append(term[i])
+        i += 1
+    return labels
+
+
+def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """Each operand's labels (ellipsis spelled out with spare letters) and the output's."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    raw_terms = lhs.split(",")
+    if len(raw_terms) != len(shapes):
         raise RuntimeError(
             "einsum(): more operands were provided than specified in the equation"
-            if len(terms) < len(ndims)
+            if len(raw_terms) < len(shapes)
             else "einsum(): fewer operands were provided than specified in the equation"
         )
-    unused = [c for c in string.ascii_letters if c not in equation]
-    n_ell = max((n - (len(t) - 3) for t, n in zip(terms, ndims) if "..." in t), default=0)
-    ell = "".join(unused[:n_ell])
+    terms, offset = [], 0
+    for t in raw_terms:
+        terms.append(_split_term(t, offset))
+        offset += len(t) + 1
+    spare = [c for c in _LABELS if c not in eq]
+    n_ell = 0
+    for k, (labels, shape) in enumerate(zip(terms, shapes)):
+        named = len([c for c in labels if c != "..."])
+        if "..." not in labels and named != len(shape):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match the number of "
+                f"dimensions ({len(shape)}) for operand {k} and no ellipsis was given"
+            )
+        if "..." in labels and named > len(shape):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) is more than the number of "
+                f"dimensions ({len(shape)}) for operand {k}"
+            )
+        if "..." in labels:
+            n_ell = max(n_ell, len(shape) - named)
+    ell = "".join(spare[:n_ell])
     expanded = []
-    for t, n in zip(terms, ndims):
-        if "..." in t:
-            k = n - (len(t) - 3)
-            t = t.replace("...", ell[n_ell - k :] if k else "")
-        expanded.append(t)
+    for labels, shape in zip(terms, shapes):
+        k = len(shape) - (len(labels) - 1)
+        expanded.append("".join(ell[n_ell - k :] if c == "..." else c for c in labels))
     if not arrow:
         counts: dict[str, int] = {}
         for t in expanded:
             for c in t:
                 counts[c] = counts.get(c, 0) + 1
-        rhs = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    else:
-        rhs = rhs.replace("...", ell)
-    return expanded, rhs
+        return expanded, ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    out = "".join(ell if c == "..." else c for c in _split_term(rhs, len(lhs) + 2))
+    for c in out:
+        if out.count(c) > 1:
+            raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+        if not any(c in t for t in expanded):
+            raise RuntimeError(
+                f"einsum(): output subscript {c} does not appear in the equation for any input operand"
+            )
+    return expanded, out
+
+
+def _label_sizes(terms: list[str], shapes: list[tuple[int, ...]]) -> dict[str, int]:
+    """Each label's size, broadcasting size-1 dims as torch does, with torch's messages."""
+    sizes: dict[str, int] = {}
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        own: dict[str, int] = {}
+        for c, n in zip(term, shape):
+            if c in own and own[c] != n:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, "
+                    f"{n} != {own[c]}"
+                )
+            own[c] = n
+        for c, n in own.items():
+            seen = sizes.get(c, 1)
+            if n != seen and n != 1 and seen != 1:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast with "
+                    f"previously seen size {seen}"
+                )
+            sizes[c] = max(seen, n) if n and seen else 0
+    return sizes
 
 
 class Einsum(Function):
     @staticmethod
-    def forward(ctx: Context, equation: str, arrays: list[Any]) -> Any:
-        terms, out = _expand_ellipsis(equation, [a.ndim for a in arrays])
+    def forward(ctx: Context, spec: tuple[list[str], str], arrays: list[Any]) -> Any:
+        terms, out = spec
         ctx.save_for_backward(*arrays)
         ctx.meta = (terms, out)
         return np.asarray(np.einsum(",".join(terms) + "->" + out, *arrays, optimize=len(arrays) > 2))
@@ -193,28 +280,55 @@ class Einsum(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         arrays = ctx.saved_tensors
+        if g.dtype.kind == "c":
+            arrays = tuple(np.conj(x) for x in arrays)
         terms, out = ctx.meta
         grads = []
         for i, (term, a) in enumerate(zip(terms, arrays)):
             others = [(t, x) for j, (t, x) in enumerate(zip(terms, arrays)) if j != i]
             present = set(out).union(*(set(t) for t, _ in others))
-            target = "".join(c for c in term if c in present)
+            unique = "".join(dict.fromkeys(term))
+            target = "".join(c for c in unique if c in present)
             spec = ",".join([out] + [t for t, _ in others]) + "->" + target
             gi = np.einsum(spec, g, *(x for _, x in others), optimize=len(others) > 1)
-            shape = tuple(n if c in present else 1 for c, n in zip(term, a.shape))
-            grads.append(np.broadcast_to(gi.reshape(shape), a.shape).astype(a.dtype, copy=False))
+            size = dict(zip(term, a.shape))
+            # labels summed away in this operand alone get the gradient broadcast back
+            gu = np.broadcast_to(gi.reshape([size[c] if c in present else 1 for c in unique]),
+                                 [size[c] for c in unique])
+            if unique == term:
+                grads.append(gu.astype(a.dtype, copy=False))
+                continue
+            ga = np.zeros(a.shape, a.dtype)
+            np.einsum(f"{term}->{unique}", ga)[...] = gu  # a writable view of the repeated diagonal
+            grads.append(ga)
         return None, grads
 
 
-def einsum(equation: str, *operands: Any) -> Any:
-    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (ellipsis supported)."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    for term in equation.replace("->", ",").split(","):
-        body = term.replace("...", "")
-        if len(set(body)) != len(body):
-            raise NotImplementedError(
-                f"einsum with a repeated index in one operand ('{term}') is not supported"
-            )
-    return Einsum.apply(equation, list(operands))
+def einsum(*args: Any) -> Any:
+    """Einstein summation: ``einsum("bij,bjk->bik", a, b)``, the implicit form ``einsum("ij,jk", a, b)``,
+    ellipsis, repeated labels (``"ii"`` is the trace), a list of operands, or the sublist form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``. Size-1 dims broadcast, as in torch."""
+    if isinstance(args[0], str):
+        equation, operands = args[0], list(args[1:])
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+    else:
+        equation, operands = _sublist_equation(args)
+    shapes = [tuple(op._data.shape) for op in operands]
+    terms, out = _parse_einsum(equation, shapes)
+    for op in operands[1:]:
+        if op._data.dtype != operands[0]._data.dtype:
+            from mininn._functions._util import torch_type_name
 
+            raise RuntimeError(
+                f"expected scalar type {torch_type_name(operands[0]._data.dtype)} but found "
+                f"{torch_type_name(op._data.dtype)}"
+            )
+    sizes = _label_sizes(terms, shapes)
+    for k, (term, op) in enumerate(zip(terms, operands)):
+        want = tuple(sizes[c] for c in term)
+        if want != shapes[k]:
+            from mininn._functions.shape import expand
+
+            operands[k] = expand(op, want)
+    return Einsum.apply((terms, out), operands)

@@ -40,6 +40,18 @@ def _float_formatter(arr: np.ndarray) -> Callable[[Any], str]:
     return lambda x: safe(x).rjust(width)
 
 
+def _complex_formatter(arr: np.ndarray) -> Callable[[Any], str]:
+    """torch's complex elements: the real parts formatted together, then the signed imaginary parts."""
+    real = _float_formatter(arr.real.astype(np.float64))
+    imag = _float_formatter(np.abs(arr.imag).astype(np.float64))
+
+    def fmt(x: Any) -> str:
+        sign = "-" if np.signbit(x.imag) else "+"
+        return f"{real(x.real)}{sign}{imag(abs(x.imag)).strip()}j"
+
+    return fmt
+
+
 def _sample(arr: np.ndarray) -> np.ndarray:
     """The elements that get printed (all of them unless the tensor is summarised)."""
     flat = arr.reshape(-1)
@@ -59,6 +71,8 @@ def _body(arr: np.ndarray) -> str:
     elif kind in "iu":
         int_width = max(len(str(x)) for x in _sample(arr))
         formatter = {"int": lambda x: str(x).rjust(int_width)}
+    elif kind == "c":
+        formatter = {"complex_kind": _complex_formatter(arr)}
     else:
         arr = arr.astype(np.float64)
         formatter = {"float_kind": _float_formatter(arr)}
@@ -82,7 +96,8 @@ def format_tensor(t: Any) -> str:
     if t.device.type != "cpu":
         extras.append(f"device='{t.device}'")
     dt = t.dtype
-    implicit = (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+    implicit = (_dtype.get_default_dtype(), _dtype._COMPLEX.get(_dtype.get_default_dtype()), _dtype.int64,
+                _dtype.bool)
     if dt not in implicit or (arr.size == 0 and dt is not _dtype.get_default_dtype()):
         extras.append(f"dtype={dt}")
     if t.grad_fn is not None:

@@ -48,6 +48,28 @@ class return_types:  # noqa: N801 - torch's name (torch.return_types.max, ...)
     class topk(_ValuesIndices):  # noqa: N801
         pass
 
+    class cummax(_ValuesIndices):  # noqa: N801
+        pass
+
+    class cummin(_ValuesIndices):  # noqa: N801
+        pass
+
+    class median(_ValuesIndices):  # noqa: N801
+        pass
+
+    class kthvalue(_ValuesIndices):  # noqa: N801
+        pass
+
+    class mode(_ValuesIndices):  # noqa: N801
+        pass
+
+    class aminmax(NamedTuple):  # noqa: N801
+        min: Any
+        max: Any
+
+        def __repr__(self) -> str:
+            return f"mininn.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
+
 
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
     """``dim`` as a tuple of non-negative axes (None means all)."""
@@ -352,10 +374,24 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
 
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Any:
-    """Standard deviation: ``sqrt(var(...))`` with the same arguments."""
-    from mininn._functions.unary import sqrt
+    """Standard deviation: ``sqrt(var(...))`` with the same arguments (a zero gradient where it is 0)."""
+    return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+class StdFromVar(Function):
+    """``sqrt`` of a variance; where the variance is 0 the gradient is 0, as torch's std gives."""
+
+    @staticmethod
+    def forward(ctx: Context, v: Any) -> Any:
+        out = np.sqrt(v)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(out == 0, 0, g / (2 * out)).astype(g.dtype, copy=False)
 
 
 _REQUIRED: Any = object()

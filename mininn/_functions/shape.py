@@ -287,8 +287,14 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
     """Shift elements cyclically along ``dims`` (the flattened tensor when None)."""
     if dims is None:
         return reshape(Roll.apply(flatten(input), shifts, 0), input._data.shape)
+    n_shifts = 1 if isinstance(shifts, int) else len(shifts)
+    n_dims = 1 if isinstance(dims, int) else len(dims)
+    if n_shifts != n_dims:
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {n_shifts}, dims:{n_dims}")
     if isinstance(dims, int):
-        return Roll.apply(input, int(shifts), wrap_dim(dims, input._data.ndim))
+        return Roll.apply(input, int(shifts if isinstance(shifts, int) else shifts[0]),
+                          wrap_dim(dims, input._data.ndim))
+    shifts = (shifts,) if isinstance(shifts, int) else shifts
     axes = tuple(wrap_dim(d, input._data.ndim) for d in dims)
     return Roll.apply(input, tuple(int(s) for s in shifts), axes)
 

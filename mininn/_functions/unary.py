@@ -37,7 +37,7 @@ class Exp(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         (out,) = ctx.saved_tensors
-        return g * out
+        return g * (np.conj(out) if out.dtype.kind == "c" else out)
 
 
 class Expm1(Function):
@@ -461,16 +461,28 @@ def erf(input: Any) -> Any:
     return Erf.apply(_floating(input))
 
 
+class Piecewise(Function):
+    """A piecewise-constant op (sign, floor, round, ...): in the graph, as in torch, with a zero gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, fn: Any) -> Any:
+        return np.asarray(fn(a))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        return np.zeros_like(g), None
+
+
 def sign(input: Any) -> Any:
-    """-1, 0 or 1 by the sign of each element (no gradient flows through)."""
-    return _t.Tensor(np.sign(input._data))
+    """-1, 0 or 1 by the sign of each element (the gradient is zero)."""
+    return Piecewise.apply(input, np.sign)
 
 
 def _rounding(fn: Any, name: str) -> Any:
     def op(input: Any) -> Any:
         if category(input._data.dtype) < _FLOAT:
             return input.clone()
-        return _t.Tensor(fn(input._data))
+        return Piecewise.apply(input, fn)
 
     op.__name__ = name
     op.__doc__ = f"``{name}`` of each element (the gradient is zero, so none flows)."
@@ -486,4 +498,4 @@ def round(input: Any, *, decimals: int = 0) -> Any:  # noqa: A001 - torch's name
     """Round half to even, like torch."""
     if category(input._data.dtype) < _FLOAT:
         return input.clone()
-    return _t.Tensor(np.round(input._data, decimals))
+    return Piecewise.apply(input, lambda a: np.round(a, decimals))

@@ -41,8 +41,8 @@ from mininn.autograd.grad_mode import _state
 if TYPE_CHECKING:
     from mininn.tensor import Tensor
 
-# outputs of these dtypes get a grad_fn; others (indices, masks) never require grad
-_FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point)
+# outputs of these dtypes (floating and complex) get a grad_fn; others (indices, masks) never require grad
+_FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point or d.is_complex)
 
 # mininn.tensor imports this module; Tensor is reached through the module object at call time
 _tensor_module = importlib.import_module("mininn.tensor")

@@ -34,6 +34,18 @@ __all__ = [
     "kaiming_uniform_",
     "kaiming_normal_",
     "orthogonal_",
+    "sparse_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
 ]
 
 _LINEAR_FNS = (
@@ -229,3 +241,50 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
         return (gain * q).reshape(shape)
 
     return _sample(tensor, draw, generator)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """A 2-D tensor with N(0, std**2) entries and ``ceil(sparsity * rows)`` zeros in each column."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> Any:
+        values = rng.normal(0.0, std, shape)
+        # the first num_zeros rows of a random permutation of each column
+        ranks = np.argsort(rng.random(shape), axis=0)
+        np.put_along_axis(values, ranks[:num_zeros], 0.0, axis=0)
+        return values
+
+    return _sample(tensor, draw, generator)
+
+
+def _deprecated(new: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """torch's old spelling of ``new`` (no trailing underscore): warns, then calls ``new``."""
+    old = new.__name__[:-1]
+
+    def fn(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return new(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = old
+    fn.__doc__ = f"Deprecated: use ``{new.__name__}``."
+    return fn
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -16,7 +16,7 @@ import numpy as np
 from mininn import _dtype
 from mininn.tensor import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
 
 
 def _array_of(data: Any) -> Any:
@@ -103,3 +103,98 @@ def _rebuild_buffer(data: Any, requires_grad: bool, persistent: bool) -> Buffer:
     buf = Buffer(Tensor(data), persistent=persistent)
     buf._requires_grad = requires_grad
     return buf
+
+
+_UNINITIALIZED_SHAPE = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+    "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+    "`forward` to initialize the parameters before accessing their attributes."
+)
+
+
+def _empty_array(device: Any, dtype: Any) -> Any:
+    from mininn._factories import empty
+
+    return empty(0, device=device, dtype=dtype)._data
+
+
+class UninitializedTensorMixin:
+    """A placeholder whose shape is unknown until ``materialize(shape)`` (lazy modules).
+
+    It has a dtype and a device, so ``module.to(...)`` and ``.double()`` work, but
+    asking for its shape raises torch's message.
+    """
+
+    cls_to_become: type[Tensor] = Tensor
+    _data: Any
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Become a ``cls_to_become`` of ``shape`` (uninitialized values), in place."""
+        from mininn._factories import empty
+
+        device = self.device if device is None else device  # type: ignore[attr-defined]
+        dtype = self.dtype if dtype is None else dtype  # type: ignore[attr-defined]
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self._data = empty(shape, device=device, dtype=dtype)._data
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A ``Parameter`` whose shape is inferred later; becomes a ``Parameter`` when materialized.
+
+    Args:
+        requires_grad: as for ``Parameter``. Default ``True``.
+        device: where it will live.
+        dtype: its dtype. Default the default float dtype.
+    """
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        Parameter.__init__(self, Tensor(_empty_array(device, dtype)), requires_grad)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedParameter:
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (type(self), (self.requires_grad,))
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Buffer):
+    """A buffer whose shape is inferred later; becomes a ``Buffer`` (a Tensor) when materialized.
+
+    Args:
+        requires_grad: Default ``False``.
+        device: where it will live.
+        dtype: its dtype. Default the default float dtype.
+        persistent: whether it goes into ``state_dict``. Default ``True``.
+    """
+
+    cls_to_become = Buffer
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                 persistent: bool = True) -> None:
+        Buffer.__init__(self, Tensor(_empty_array(device, dtype), requires_grad=requires_grad),
+                        persistent=persistent)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedBuffer:
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype, self.persistent)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (type(self), (self.requires_grad, None, None, self.persistent))
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether ``param`` is an uninitialized placeholder of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)

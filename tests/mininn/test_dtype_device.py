@@ -33,8 +33,8 @@ def test_dtype_aliases_and_lookup_by_name():
     assert mininn._dtype.as_dtype(np.int32) is mininn.int32
     with pytest.raises(TypeError, match="unknown dtype 'float128'; supported: "):
         mininn._dtype.as_dtype("float128")
-    with pytest.raises(TypeError, match="unsupported dtype complex128; supported: "):
-        mininn.as_tensor(np.zeros(1, dtype=np.complex128))
+    with pytest.raises(TypeError, match="unsupported dtype uint16; supported: "):
+        mininn.as_tensor(np.zeros(1, dtype=np.uint16))
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64"])

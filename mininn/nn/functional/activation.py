@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from mininn import _factories
 from mininn._functions._util import unbroadcast
 from mininn._functions.softmax import log_softmax as _core_log_softmax
 from mininn._functions.softmax import softmax as _core_softmax
@@ -23,7 +24,7 @@ from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import needs_grad, run_inplace, scalar_name
+from mininn.nn.functional._utils import needs_grad, run_inplace, scalar_name, xp_of
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -32,7 +33,11 @@ __all__ = [
     "hardtanh",
     "leaky_relu",
     "prelu",
+    "rrelu",
+    "threshold",
     "elu",
+    "selu",
+    "celu",
     "gelu",
     "silu",
     "sigmoid",
@@ -41,17 +46,33 @@ __all__ = [
     "logsigmoid",
     "softmax",
     "log_softmax",
+    "relu_",
+    "elu_",
+    "celu_",
+    "selu_",
+    "leaky_relu_",
+    "hardtanh_",
+    "rrelu_",
+    "threshold_",
 ]
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_BETA = math.sqrt(2.0 / math.pi)
 _TANH_KAPPA = 0.044715
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _stable_sigmoid(x: Any) -> Any:
     one = x.dtype.type(1)
     e = np.exp(-abs(x))
     return np.where(x >= 0, one, e) / (one + e)
+
+
+def _require_float(input: Tensor, kernel: str) -> None:
+    """torch's error for an integer tensor fed to a floating-point-only kernel."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
 
 
 def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
@@ -147,6 +168,65 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _finish(input, _LeakyRelu, inplace, float(negative_slope))
 
 
+class _Threshold(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, threshold: float, value: float) -> Any:
+        below = x <= threshold
+        ctx.save_for_backward(below)
+        return np.where(below, x.dtype.type(value), x)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (below,) = ctx.saved_tensors
+        return np.where(below, g.dtype.type(0), g), None, None
+
+
+def _threshold_(x: Any, threshold: float, value: float) -> None:
+    x[x <= threshold] = value
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``."""
+    return _finish(input, _Threshold, inplace, threshold, value)
+
+
+class _MulNoise(Function):
+    @staticmethod
+    def forward(ctx: Context, x: Any, noise: Any) -> Any:
+        ctx.save_for_backward(noise)
+        return x * noise
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (noise,) = ctx.saved_tensors
+        return g * noise, None
+
+
+def _rrelu_noise(x: Any, lower: float, upper: float) -> Any:
+    """Slopes drawn from U(lower, upper) where ``x <= 0``, 1 elsewhere, in ``x``'s dtype."""
+    gen = _factories.default_generator
+    with gen._lock:
+        draws = gen.rng.uniform(lower, upper, x.shape)
+    xp = xp_of(x)
+    return xp.where(x > 0, x.dtype.type(1), xp.asarray(draws).astype(x.dtype))
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: negative slopes drawn from U(lower, upper) per element in training,
+    their mean ``(lower + upper) / 2`` otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        _require_float(input, "leaky_relu_cpu")
+        return _finish(input, _LeakyRelu, inplace, (lower + upper) / 2)
+    _require_float(input, "rrelu_with_noise_out_cpu")
+    noise = Tensor(_rrelu_noise(input._data, float(lower), float(upper)))
+    if inplace:
+        return run_inplace(input, lambda: _MulNoise.apply(input, noise))
+    return _MulNoise.apply(input, noise)
+
+
 class _Prelu(Function):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any) -> Any:
@@ -186,23 +266,54 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 
 class _Elu(Function):
+    """``scale * x`` for positive ``x``, else ``scale * alpha * (exp(input_scale * x) - 1)``.
+
+    The backward follows torch's two formulas: from the input (``alpha * exp(x * s)``) or, after an
+    in-place call, from the result (``(y + alpha) * s``); ``s`` is the backward's input scale, which
+    torch rounds through float32 for CELU.
+    """
+
     @staticmethod
-    def forward(ctx: Context, x: Any, alpha: float) -> Any:
-        a = x.dtype.type(alpha)
-        neg = a * np.expm1(np.minimum(x, x.dtype.type(0)))
-        ctx.save_for_backward(x, neg)
-        ctx.alpha = alpha
-        return np.where(x > 0, x, neg)
+    def forward(ctx: Context, x: Any, alpha: float, scale: float, input_scale: float, grad_scale: float,
+                from_result: bool) -> Any:
+        t = x.dtype.type
+        neg = t(scale * alpha) * np.expm1(np.minimum(x, t(0)) * t(input_scale))
+        ctx.save_for_backward(x, neg if from_result else None)
+        ctx.params = (scale * alpha, scale, grad_scale)
+        return np.where(x > 0, x * t(scale) if scale != 1.0 else x, neg)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         x, neg = ctx.saved_tensors
-        return np.where(x > 0, g, g * (neg + x.dtype.type(ctx.alpha))), None
+        coef, scale, s = ctx.params
+        t = x.dtype.type
+        if neg is None:
+            slope = t(coef * s) * np.exp(np.minimum(x, t(0)) * t(s))
+        else:
+            slope = (neg + t(coef)) * t(s)
+        gx = np.where(x > 0, g * t(scale) if scale != 1.0 else g, g * slope)
+        return gx, None, None, None, None, None
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
-    return _finish(input, _Elu, inplace, float(alpha))
+    _require_float(input, "elu_cpu")
+    return _finish(input, _Elu, inplace, float(alpha), 1.0, 1.0, 1.0, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with SELU's fixed ``alpha`` and ``scale`` (self-normalising)."""
+    _require_float(input, "elu_cpu")
+    return _finish(input, _Elu, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, 1.0, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for positive ``x``, else ``alpha * (exp(x / alpha) - 1)``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _require_float(input, "elu_cpu")
+    grad_scale = 1.0 / float(np.float32(alpha))
+    return _finish(input, _Elu, inplace, float(alpha), 1.0, 1.0 / float(alpha), grad_scale, inplace)
 
 
 class _Gelu(Function):
@@ -315,7 +426,50 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 # raw kernels that overwrite their argument, for ``inplace=True`` outside autograd
-_IN_PLACE: dict[type[Function], Any] = {_Relu: _relu_, _Hardtanh: _hardtanh_}
+_IN_PLACE: dict[type[Function], Any] = {_Relu: _relu_, _Hardtanh: _hardtanh_, _Threshold: _threshold_}
+
+
+# ---- in-place forms (torch's ``F.relu_`` ...) -----------------------------------------------
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu`` written into ``input``."""
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``celu`` written into ``input``."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``selu`` written into ``input``."""
+    return selu(input, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh`` written into ``input``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``threshold`` written into ``input``."""
+    return _finish(input, _Threshold, True, threshold, value)
 
 
 # ---- softmax ---------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``linear``: ``y = x @ weight.T + bias`` as one fused op (one GEMM forward, two backward)."""
+"""``linear`` (``y = x @ weight.T + bias`` as one fused op: one GEMM forward, two backward) and
+``bilinear`` (``y = x1^T W x2 + bias``)."""
 
 # ruff: noqa: A001, A002 - torch names the tensor argument `input`
 
@@ -10,10 +11,10 @@ import numpy as np
 
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import c_name, requires, scalar_name
+from mininn.nn.functional._utils import c_name, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 
-__all__ = ["linear"]
+__all__ = ["linear", "bilinear"]
 
 
 class _Linear(Function):
@@ -32,7 +33,7 @@ class _Linear(Function):
     def backward(ctx: Context, g: Any) -> Any:
         x2, w = ctx.saved_tensors
         x_shape, need, b_shape = ctx.meta
-        g2 = g.reshape(-1, g.shape[-1])
+        g2 = g.reshape(int(np.prod(x_shape[:-1])), g.shape[-1])  # -1 is ambiguous for 0 outputs
         gx = (g2 @ w).reshape(x_shape) if need[0] else None
         gw = g2.T @ x2 if need[1] else None
         gb = unbroadcast(g2.sum(axis=0), b_shape) if need[2] else None
@@ -75,3 +76,68 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check_dtypes(input, weight, bias)
     need = (requires(input), requires(weight), requires(bias))
     return _Linear.apply(input, weight, bias, need)
+
+
+class _Bilinear(Function):
+    """``out[n, o] = sum_ij x1[n, i] w[o, i, j] x2[n, j] + b[o]`` on flattened batch dims."""
+
+    @staticmethod
+    def forward(ctx: Context, x1: Any, x2: Any, w: Any, b: Any) -> Any:
+        xp = xp_of(x1)
+        batch = x1.shape[:-1]
+        a = x1.reshape(-1, x1.shape[-1])
+        c = x2.reshape(-1, x2.shape[-1])
+        aw = xp.einsum("ni,oij->noj", a, w, optimize=True)  # (N, out, in2)
+        out = xp.einsum("noj,nj->no", aw, c, optimize=True)
+        if b is not None:
+            out += b
+        ctx.save_for_backward(a, c, w, aw)
+        ctx.meta = (x1.shape, x2.shape)
+        return out.reshape(batch + (w.shape[0],))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        a, c, w, aw = ctx.saved_tensors
+        shape1, shape2 = ctx.meta
+        xp = xp_of(g)
+        g2 = g.reshape(-1, g.shape[-1])
+        need = ctx.needs_input_grad
+        gx1 = xp.einsum("no,oij,nj->ni", g2, w, c, optimize=True).reshape(shape1) if need[0] else None
+        gx2 = xp.einsum("no,noj->nj", g2, aw, optimize=True).reshape(shape2) if need[1] else None
+        gw = xp.einsum("no,ni,nj->oij", g2, a, c, optimize=True) if need[2] else None
+        gb = g2.sum(axis=0) if need[3] else None
+        return gx1, gx2, gw, gb
+
+
+def _check_bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """torch's checks, in torch's order: dtypes, ranks, batch dims, feature sizes, bias size."""
+    tensors = [("input1", input1), ("input2", input2), ("weight", weight)]
+    if bias is not None:
+        tensors.append(("bias", bias))
+    if len({t.dtype for _, t in tensors}) > 1:
+        got = ", ".join(f"{name}: {c_name(t)}" for name, t in tensors)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for k in range(input1.ndim - 1):
+        if input1.shape[k] != input2.shape[k]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {k}: got "
+                               f"{input1.shape[k]} and {input2.shape[k]}")
+    if input1.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    for name, x, dim in (("input1", input1, 1), ("input2", input2, 2)):
+        expected = weight.shape[wrap_dim(dim, weight.ndim)]
+        if x.shape[-1] != expected:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {x.shape[-1]} but "
+                               f"expected {expected}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        got = bias.shape[0] if bias.ndim else 1
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {got} but expected "
+                           f"{weight.shape[0]}")
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y = x1^T weight x2 + bias`` for ``x1`` ``(*, in1)``, ``x2`` ``(*, in2)`` and ``weight``
+    ``(out, in1, in2)``; the batch dims ``*`` must agree."""
+    _check_bilinear(input1, input2, weight, bias)
+    return _Bilinear.apply(input1, input2, weight, bias)

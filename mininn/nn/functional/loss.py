@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from mininn._dtype import get_default_dtype
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._utils import scalar_name
@@ -100,10 +101,36 @@ def _size(t: Tensor) -> str:
 
 
 def _float_operands(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
-    """torch promotes an integer target to the input's floating dtype."""
+    """torch promotes an integer operand to the other's floating dtype."""
     if not target.dtype.is_floating_point and input.dtype.is_floating_point:
         target = target.to(input.dtype)
+    elif not input.dtype.is_floating_point and target.dtype.is_floating_point:
+        input = input.to(target.dtype)
     return input, target
+
+
+def _check_float_kernel(name: str, input: Tensor, target: Tensor) -> None:
+    """torch's error for a floating-point-only kernel given integer operands only."""
+    if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(input)}'")
+
+
+def _in_input_dtype(input: Tensor, target: Tensor, allow_int: bool = False) -> Tensor:
+    """``target`` in ``input``'s dtype, for losses whose result keeps the input's dtype."""
+    if not input.dtype.is_floating_point and not allow_int:
+        result = target if target.dtype.is_floating_point else Tensor(np.zeros(0, get_default_dtype().np))
+        raise RuntimeError(
+            f"result type {scalar_name(result)} can't be cast to the desired output type {scalar_name(input)}"
+        )
+    return target if target.dtype == input.dtype else target.to(input.dtype)
+
+
+def _check_float_mean(input: Tensor, reduction: str) -> None:
+    if reduction == "mean" and not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {scalar_name(input)}"
+        )
 
 
 # ---- mse / l1 ------------------------------------------------------------------------
@@ -139,6 +166,10 @@ def _pointwise(
 ) -> Tensor:
     _warn_target_size(input, target)
     reduction = _reduction(reduction, size_average, reduce)
+    if kind == "mse":
+        _check_float_kernel("mse_cpu", input, target)
+    elif not target.dtype.is_floating_point:
+        _check_float_mean(input, reduction)
     input, target = _float_operands(input, target)
     w = None
     if weight is not None:
@@ -477,7 +508,13 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({_size(target)}) must be the same as input size ({_size(input)})"
         )
-    input, target = _float_operands(input, target)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{scalar_name(input)}'")
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(
+            f"result type {scalar_name(input)} can't be cast to the desired output type {scalar_name(target)}"
+        )
+    input = input if input.dtype == target.dtype else input.to(target.dtype)  # torch: target's dtype
     w = None if weight is None else weight._data.astype(input._data.dtype, copy=False)
     pw = None if pos_weight is None else pos_weight._data.astype(input._data.dtype, copy=False)
     return _BCEWithLogits.apply(input, target, w, pw, reduction)
@@ -530,10 +567,12 @@ def binary_cross_entropy(
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}) is deprecated. Please ensure they have the same size."
         )
+    _check_float_kernel("binary_cross_entropy", input, target)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {scalar_name(target)} but expected {scalar_name(input)}")
     x = input._data
     if ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    input, target = _float_operands(input, target)
     w = None
     if weight is not None:
         w = np.broadcast_to(weight._data.astype(x.dtype, copy=False), x.shape)

@@ -1,9 +1,11 @@
-"""Normalisation: ``batch_norm``, ``layer_norm``, ``group_norm`` and ``normalize``.
+"""Normalisation: ``batch_norm``, ``instance_norm``, ``layer_norm``, ``group_norm``, ``rms_norm``,
+``local_response_norm`` and ``normalize``.
 
 Each is one fused op: statistics, normalisation and the per-channel affine
 map in the forward, the closed-form gradient in the backward. Statistics
-use the biased variance, as torch's do; ``batch_norm`` in training also
-updates the running statistics in place (with the unbiased variance).
+use the biased variance, as torch's do; ``batch_norm`` and ``instance_norm``
+in training also update the running statistics in place (with the unbiased
+variance).
 """
 
 # ruff: noqa: A001, A002 - torch names the tensor argument `input`
@@ -18,7 +20,10 @@ from mininn.autograd.function import Context, Function
 from mininn.nn.functional._utils import requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 
-__all__ = ["batch_norm", "layer_norm", "group_norm", "normalize"]
+__all__ = [
+    "batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm", "normalize",
+    "cross_map_lrn2d",
+]
 
 
 # ---- batch norm ------------------------------------------------------------------------------
@@ -125,6 +130,57 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     )
 
 
+# ---- instance norm ---------------------------------------------------------------------------------
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample of ``(N, C, *)`` over its spatial dims.
+
+    With ``use_input_stats`` the sample's own statistics normalise and, when
+    running buffers are given, they move towards the batch average of the
+    per-sample mean and unbiased variance (by ``momentum``); otherwise the
+    running statistics normalise, as ``batch_norm`` does in eval.
+    """
+    if use_input_stats and int(np.prod(input.shape[2:])) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    if not use_input_stats and running_mean is None:
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    n, c = input.shape[0], input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {n * c} elements not {t.numel() * n}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{scalar_name(input)}'")
+    if any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
+        if input.dtype.name == "float32":
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    need = (requires(input), requires(weight), requires(bias))
+    if not use_input_stats:  # running statistics of another float dtype are cast, as torch accepts them
+        dt = input._data.dtype
+        return _BatchNorm.apply(input, weight, bias, running_mean._data.astype(dt, copy=False),
+                                running_var._data.astype(dt, copy=False), False, 0.0, float(eps), need)
+    if running_mean is not None:
+        _update_instance_running(input._data, running_mean._data, running_var._data, float(momentum))
+    affine = (c,) + (1,) * (input.ndim - 2)
+    return _GroupedNorm.apply(input, weight, bias, n * c, affine, float(eps), need)
+
+
+def _update_instance_running(x: Any, running_mean: Any, running_var: Any, momentum: float) -> None:
+    """Move the running statistics towards the batch average of each sample's channel statistics."""
+    x3 = x.reshape(x.shape[0], x.shape[1], -1)  # (N, C, spatial)
+    mean = x3.mean(axis=2)
+    var = ((x3 - mean[:, :, None]) ** 2).sum(axis=2) / x.dtype.type(x3.shape[2] - 1)
+    _update_running(running_mean, running_var, mean.mean(axis=0), var.mean(axis=0), momentum)
+
+
 # ---- layer norm and group norm -------------------------------------------------------------------
 
 
@@ -138,7 +194,7 @@ class _GroupedNorm(Function):
     def forward(ctx: Context, x: Any, w: Any, b: Any, rows: int, affine_shape: tuple[int, ...], eps: float,
                 need: tuple[bool, bool, bool]) -> Any:
         t = x.dtype.type
-        x2 = x.reshape(rows, -1)
+        x2 = _as_rows(x, rows)
         xhat = x2 - _row_means(x2)  # the one new array: centred, then normalised and mapped in place
         var = _row_dots(xhat)
         var *= t(1 / x2.shape[1])
@@ -167,11 +223,16 @@ class _GroupedNorm(Function):
         gb = g.sum(axis=reduce_axes).reshape(b_shape) if need[2] else None
         gx = None
         if need[0]:
-            gxhat = (g if w is None else g * w.reshape(affine_shape)).reshape(rows, -1)
-            xh = xhat.reshape(rows, -1)
+            gxhat = _as_rows(g if w is None else g * w.reshape(affine_shape), rows)
+            xh = _as_rows(xhat, rows)
             gx = gxhat - gxhat.mean(axis=1, keepdims=True) - xh * (gxhat * xh).mean(axis=1, keepdims=True)
             gx = (gx * invstd).reshape(g.shape)
         return gx, gw, gb, None, None, None, None
+
+
+def _as_rows(a: Any, rows: int) -> Any:
+    """``a`` viewed as ``(rows, cols)``; an empty batch (``rows == 0``) as ``(0, 1)``, so no mean is empty."""
+    return a.reshape(rows, a.size // rows if rows else 1)
 
 
 def _row_means(x2: Any) -> Any:
@@ -205,17 +266,24 @@ def _check_dtypes(input: Tensor, weight: Tensor | None, bias: Tensor | None, ker
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale by ``weight``, shift by ``bias``."""
+    norm = _normalized_shape("layer_norm", input, normalized_shape, weight, bias)
+    _check_dtypes(input, weight, bias, "LayerNormKernelImpl")
+    rows = int(np.prod(input.shape[: input.ndim - len(norm)]))
+    need = (requires(input), requires(weight), requires(bias))
+    return _GroupedNorm.apply(input, weight, bias, rows, norm, float(eps), need)
+
+
+def _normalized_shape(fn: str, input: Tensor, normalized_shape: Any, weight: Tensor | None,
+                      bias: Tensor | None) -> tuple[int, ...]:
+    """``normalized_shape`` as a tuple, after torch's checks (in torch's order) against the tensors."""
     if isinstance(normalized_shape, int):
-        raise TypeError(
-            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int"
-        )
+        raise TypeError(f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
     norm = tuple(int(n) for n in normalized_shape)
     k = len(norm)
-    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k :]) != norm:
-        expected = ", ".join(["*"] + [str(n) for n in norm])
+    if k == 0:
         raise RuntimeError(
-            f"Given normalized_shape={list(norm)}, expected input with shape [{expected}], but got input of "
-            f"size{list(input.shape)}"
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
+            "but got normalized_shape = []"
         )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != norm:
@@ -223,10 +291,14 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t.shape)} and normalized_shape = {list(norm)}"
             )
-    _check_dtypes(input, weight, bias, "LayerNormKernelImpl")
-    rows = int(np.prod(input.shape[: input.ndim - k]))
-    need = (requires(input), requires(weight), requires(bias))
-    return _GroupedNorm.apply(input, weight, bias, rows, norm, float(eps), need)
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != norm:
+        dims = ", ".join(str(n) for n in norm)
+        expected = f"*{dims}" if fn == "rms_norm" else f"*, {dims}"  # torch's two kernels differ here
+        raise RuntimeError(
+            f"Given normalized_shape={list(norm)}, expected input with shape [{expected}], but got input of "
+            f"size{list(input.shape)}"
+        )
+    return norm
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -250,6 +322,58 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     affine = (channels,) + (1,) * (input.ndim - 2)
     need = (requires(input), requires(weight), requires(bias))
     return _GroupedNorm.apply(input, weight, bias, input.shape[0] * num_groups, affine, float(eps), need)
+
+
+# ---- rms norm --------------------------------------------------------------------------------------
+
+
+class _RMSNorm(Function):
+    """``x / sqrt(mean(x ** 2) + eps) * w``, the mean over each row of ``x`` seen as ``(rows, cols)``."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, w: Any, rows: int, eps: float, need: tuple[bool, bool]) -> Any:
+        t = x.dtype.type
+        x2 = _as_rows(x, rows)
+        ms = _row_dots(x2)
+        ms *= t(1 / x2.shape[1])
+        ms += t(eps)
+        invrms = np.sqrt(ms)
+        np.reciprocal(invrms, out=invrms)
+        xhat = (x2 * invrms).reshape(x.shape)
+        if w is not None:
+            w = w.astype(x.dtype, copy=False)
+        if any(need):
+            ctx.save_for_backward(xhat, invrms, w)
+            ctx.meta = need
+        return xhat if w is None else xhat * w
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        xhat, invrms, w = ctx.saved_tensors
+        need = ctx.meta
+        lead = tuple(range(g.ndim - (0 if w is None else w.ndim)))
+        gw = (g * xhat).sum(axis=lead) if need[1] else None
+        gx = None
+        if need[0]:
+            gxhat = _as_rows(g if w is None else g * w, invrms.shape[0])
+            xh = xhat.reshape(gxhat.shape)
+            gx = ((gxhat - xh * (gxhat * xh).mean(axis=1, keepdims=True)) * invrms).reshape(g.shape)
+        return gx, gw, None, None, None
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """Divide by the root mean square over the trailing ``normalized_shape`` dims, then scale by ``weight``.
+
+    ``eps`` (added to the mean square) defaults to the machine epsilon of ``input``'s dtype.
+    """
+    norm = _normalized_shape("rms_norm", input, normalized_shape, weight, None)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{scalar_name(input)}'")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    rows = int(np.prod(input.shape[: input.ndim - len(norm)]))
+    return _RMSNorm.apply(input, weight, rows, float(eps), (requires(input), requires(weight)))
 
 
 # ---- normalize ---------------------------------------------------------------------------------
@@ -297,3 +421,105 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     """``x / max(||x||_p, eps)`` along ``dim``."""
     return _Normalize.apply(input, float(p), wrap_dim(dim, input.ndim), float(eps))
 
+
+# ---- local response norm -----------------------------------------------------------------------------
+
+
+def _channel_window_sum(a: Any, before: int, after: int) -> Any:
+    """``out[:, c] = a[:, c - before] + ... + a[:, c + after]`` along dim 1, zero outside the channels."""
+    out = np.zeros_like(a)
+    c = a.shape[1]
+    for o in range(-before, after + 1):
+        if abs(o) >= c:
+            continue
+        if o >= 0:
+            out[:, : c - o] += a[:, o:]
+        else:
+            out[:, -o:] += a[:, : c + o]
+    return out
+
+
+class _LocalResponseNorm(Function):
+    """``x / (k + alpha / size * sum of x ** 2 over nearby channels) ** beta``."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, size: int, alpha: float, beta: float, k: float) -> Any:
+        t = x.dtype.type
+        d = _channel_window_sum(x * x, size // 2, (size - 1) // 2)
+        d *= t(alpha / size)
+        d += t(k)
+        scale = d ** t(-beta)
+        ctx.save_for_backward(x, d, scale)
+        ctx.meta = (size, alpha, beta)
+        return x * scale
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, d, scale = ctx.saved_tensors
+        size, alpha, beta = ctx.meta
+        t = x.dtype.type
+        # channel c reads c - size // 2 .. c + (size - 1) // 2, so x_j reaches the mirrored window
+        spread = _channel_window_sum(g * x * scale / d, (size - 1) // 2, size // 2)
+        return g * scale - t(2 * alpha * beta / size) * x * spread, None, None, None, None
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Normalise ``(N, C, *)`` across channels: ``x / (k + alpha / size * window sum of x ** 2) ** beta``.
+
+    The window of channel ``c`` covers ``c - size // 2`` to ``c + (size - 1) // 2``.
+    """
+    if input.ndim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality{' ' * 26}input (got {input.ndim} dimensions)"
+        )
+    if size <= 0:
+        kernel = f"kH: {size} kW: 1" if input.ndim == 3 else f"kT: {size} kH: 1 kW: 1"
+        raise RuntimeError(f"kernel size should be greater than zero, but got {kernel}")
+    if input.numel() == 0:
+        return input
+    return _LocalResponseNorm.apply(input, int(size), float(alpha), float(beta), float(k))
+
+
+class _CrossMapLRN2d(Function):
+    """The legacy cross-map LRN of ``CrossMapLRN2d`` with torch's own forward and backward formulas.
+
+    Channel ``c`` sums the squares of channels ``c - p + 1 .. c + p - 1`` (``p = (size - 1) // 2 + 1``)
+    and, once that window has left it, of channel 0 as well. The backward is torch's, which spreads
+    the gradient over ``c - p .. c + size - 1 - p``: it is not the exact derivative of the forward.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, size: int, alpha: float, beta: float, k: float) -> Any:
+        t = x.dtype.type
+        p = (size - 1) // 2 + 1
+        sq = x * x
+        s = _channel_window_sum(sq, p - 1, p - 1)
+        s[:, p:] += sq[:, :1]
+        s *= t(alpha / size)
+        s += t(k)
+        out = x * s ** t(-beta)
+        ctx.save_for_backward(x, s, out)
+        ctx.meta = (size, alpha, beta)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, s, out = ctx.saved_tensors
+        size, alpha, beta = ctx.meta
+        t = x.dtype.type
+        p = (size - 1) // 2 + 1
+        spread = _channel_window_sum(g * out / s, p, size - 1 - p)
+        return g * s ** t(-beta) - t(2 * alpha * beta / size) * x * spread, None, None, None, None
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                    k: float = 1.0) -> Tensor:
+    """The op of ``CrossMapLRN2d`` on ``(N, C, H, W)`` (torch has no functional form of it)."""
+    if input.ndim != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+    if input.shape[1] == 0:
+        raise IndexError(
+            f"select(): index 0 out of range for tensor of size {list(input.shape)} at dimension 1"
+        )
+    return _CrossMapLRN2d.apply(input, int(size), float(alpha), float(beta), float(k))

@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``."""
 
 # ruff: noqa: A002 - torch names the forward argument `input`
 
@@ -10,19 +10,25 @@ from typing import Any
 from mininn._factories import empty
 from mininn.nn import functional as F
 from mininn.nn import init
-from mininn.nn.functional._utils import pair, single
+from mininn.nn.functional._utils import ntuple, pair, single
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
 from mininn.tensor import Size, Tensor
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+_triple = ntuple(3, "_triple")
+_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_CONV_TRANSPOSE = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 
 
 def _reversed_padding(padding: str | tuple[int, ...], kernel_size: tuple[int, ...],
-                      dilation: tuple[int, ...]) -> list[int]:
-    """``F.pad``'s argument (last dim first, before/after) for non-zero padding modes."""
+                      dilation: tuple[int, ...]) -> list[int] | tuple[int, ...]:
+    """``F.pad``'s argument (last dim first, before/after) for non-zero padding modes.
+
+    A list for string padding and a tuple otherwise, as torch keeps it.
+    """
     n = len(kernel_size)
     out = [0, 0] * n
     for i in range(n):
@@ -32,7 +38,7 @@ def _reversed_padding(padding: str | tuple[int, ...], kernel_size: tuple[int, ..
             out[2 * rev], out[2 * rev + 1] = total // 2, total - total // 2
         else:
             out[2 * rev] = out[2 * rev + 1] = padding[i]
-    return out
+    return out if isinstance(padding, str) else tuple(out)
 
 
 class _ConvNd(Module):
@@ -54,9 +60,7 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
-        self._reversed_padding_repeated_twice = (
-            [] if transposed else _reversed_padding(padding, kernel_size, dilation)
-        )
+        self._reversed_padding_repeated_twice = _reversed_padding(padding, kernel_size, dilation)
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
@@ -124,7 +128,7 @@ class _Conv(_ConvNd):
     _nd = 2
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        conv = F.conv1d if self._nd == 1 else F.conv2d
+        conv = _CONV[self._nd]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -185,6 +189,32 @@ class Conv2d(_Conv):
                          False, pair(0), groups, bias, padding_mode, device, dtype)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over ``(N, C_in, D, H, W)``.
+
+    Args:
+        in_channels, out_channels: channel counts (each divisible by ``groups``).
+        kernel_size, stride, dilation: ints or triples.
+        padding: an int, a triple, ``'valid'`` or ``'same'`` (stride 1 only).
+        groups: split channels into this many independent convolutions.
+        bias: learn a bias per output channel. Default ``True``.
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+
+    Attributes:
+        weight: ``(out_channels, in_channels // groups, kd, kh, kw)`` from ``kaiming_uniform_(a=sqrt(5))``;
+        bias: ``(out_channels,)`` from U(+-1/sqrt(fan_in)), or ``None``.
+    """
+
+    _nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
+                         padding if isinstance(padding, str) else _triple(padding), _triple(dilation),
+                         False, _triple(0), groups, bias, padding_mode, device, dtype)
+
+
 class _ConvTranspose(_ConvNd):
     """A transposed convolution; ``forward(input, output_size=None)`` may pick the output size."""
 
@@ -225,7 +255,7 @@ class _ConvTranspose(_ConvNd):
         return tuple(s - m for s, m in zip(output_size, min_sizes))
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        conv = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        conv = _CONV_TRANSPOSE[self._nd]
         output_padding = self._output_padding(input, output_size)
         return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                     self.dilation)
@@ -266,4 +296,25 @@ class ConvTranspose2d(_ConvTranspose):
                  dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, pair(kernel_size), pair(stride), pair(padding),
                          pair(dilation), True, pair(output_padding), groups, bias, padding_mode,
+                         device, dtype)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution (the gradient of ``Conv3d``) over ``(N, C_in, D, H, W)``.
+
+    Output size per dim: ``(D - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``;
+    ``forward(input, output_size)`` picks ``output_padding`` to reach ``output_size``.
+
+    Attributes:
+        weight: ``(in_channels, out_channels // groups, kd, kh, kw)``; bias ``(out_channels,)``.
+    """
+
+    _nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
+                         _triple(dilation), True, _triple(output_padding), groups, bias, padding_mode,
                          device, dtype)

@@ -1,4 +1,4 @@
-"""``Identity`` and ``Linear``."""
+"""``Identity``, ``Linear`` and ``Bilinear``."""
 
 # ruff: noqa: A002 - torch names the forward argument `input`
 
@@ -14,7 +14,7 @@ from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
 from mininn.tensor import Tensor
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -68,3 +68,47 @@ class Linear(Module):
     def extra_repr(self) -> str:
         bias = self.bias is not None
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={bias}"
+
+
+class Bilinear(Module):
+    """``y = x1^T weight x2 + bias`` for each pair of input samples.
+
+    Args:
+        in1_features: size of each first input sample (last dim of ``x1``).
+        in2_features: size of each second input sample (last dim of ``x2``).
+        out_features: size of each output sample.
+        bias: whether to learn an additive bias. Default ``True``.
+        device: where the parameters live. Default cpu.
+        dtype: parameter dtype. Default the default float dtype.
+
+    Attributes:
+        weight: ``(out_features, in1_features, in2_features)``, from U(-k, k), ``k = 1/sqrt(in1_features)``.
+        bias: ``(out_features,)``, from U(-k, k), or ``None``.
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-draw ``weight`` and ``bias`` from U(-k, k), ``k = 1/sqrt(in1_features)``."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -3,17 +3,36 @@ around the functions of ``mininn.nn.functional.loss``."""
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
 from mininn.nn.functional import loss as F
+from mininn.nn.functional.loss_ctc import ctc_loss
+from mininn.nn.functional.loss_linear import LinearCrossEntropyOptions, linear_cross_entropy
+from mininn.nn.functional.loss_probabilistic import gaussian_nll_loss, kl_div, poisson_nll_loss
+from mininn.nn.functional.loss_regression import huber_loss, smooth_l1_loss
+from mininn.nn.modules.linear import Linear
 from mininn.nn.modules.module import Module
 from mininn.tensor import Tensor
 
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CTCLoss",
     "CrossEntropyLoss",
+    "GaussianNLLLoss",
+    "HuberLoss",
+    "KLDivLoss",
     "L1Loss",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "MSELoss",
     "NLLLoss",
+    "NLLLoss2d",
+    "PoissonNLLLoss",
+    "SmoothL1Loss",
 ]
 
 
@@ -168,4 +187,234 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of ``NLLLoss`` (warns with torch's ``FutureWarning`` when built)."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and "
+            "see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+# ---- regression --------------------------------------------------------------------------
+class SmoothL1Loss(_Loss):
+    """Squared error below ``beta``, absolute error above; see ``mininn.nn.functional.smooth_l1_loss``.
+
+    Args:
+        size_average, reduce: Deprecated; use ``reduction``.
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+        beta: The threshold, non-negative. Default: 1.0.
+    """
+
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        beta: float = 1.0,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error below ``delta``, scaled absolute error above; see ``mininn.nn.functional.huber_loss``.
+
+    Args:
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+        delta: The threshold, positive. Default: 1.0.
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+# ---- probabilistic -----------------------------------------------------------------------
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence; see ``mininn.nn.functional.kl_div``.
+
+    Args:
+        size_average, reduce: Deprecated; use ``reduction``.
+        reduction: ``"none"``, ``"batchmean"``, ``"sum"`` or ``"mean"`` (default; warns).
+        log_target: Whether targets are log-probabilities. Default: False.
+    """
+
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        log_target: bool = False,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood; see ``mininn.nn.functional.poisson_nll_loss``.
+
+    Args:
+        log_input: Whether the input is the log of the rate. Default: True.
+        full: Add Stirling's approximation term. Default: False.
+        size_average, reduce: Deprecated; use ``reduction``.
+        eps: Added to the rate before the log when ``log_input=False``. Default: 1e-8.
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    """
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: bool | None = None,
+        eps: float = 1e-8,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return poisson_nll_loss(
+            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood; see ``mininn.nn.functional.gaussian_nll_loss``.
+
+    Args:
+        full: Add the constant ``0.5 * log(2 * pi)``. Default: False.
+        eps: The smallest variance. Default: 1e-6.
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:  # noqa: A002
+        return gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification loss; see ``mininn.nn.functional.ctc_loss``.
+
+    Args:
+        blank: The blank class. Default: 0.
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+        zero_infinity: Zero infinite losses and their gradients. Default: False.
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: Tensor | Sequence[int],
+        target_lengths: Tensor | Sequence[int],
+    ) -> Tensor:
+        return ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )
+
+
+# ---- linear + cross-entropy --------------------------------------------------------------
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A ``Linear`` layer fused with ``CrossEntropyLoss``; see
+    ``mininn.nn.functional.linear_cross_entropy``.
+
+    Args:
+        in_features: Size of each input sample.
+        num_classes: Number of classes ``C``.
+        out_features: ``(d1, ..., dK)`` of a K-dimensional loss. Default: ``()``.
+        bias: Give the linear layer a bias. Default: False.
+        device, dtype: Of the linear layer's parameters.
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+        weight: Optional ``(C)`` class weights, kept as the ``weight`` buffer.
+        ignore_index: Target value that adds nothing; None means -100. Default: None.
+        label_smoothing: In ``[0, 1]``. Default: 0.0.
+        options: ``LinearCrossEntropyOptions`` selecting the row-chunked kernel. Default: None.
+
+    The layer is ``self.linear``, of ``C * prod(out_features)`` outputs (torch
+    stores it flat); ``forward`` reshapes it to ``(C, d1, ..., dK, in_features)``.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options: LinearCrossEntropyOptions | None = None,
+    ) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if not 0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(
+            in_features, math.prod(out_features, start=num_classes), bias=bias, device=device, dtype=dtype
+        )
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        shape = (self.num_classes, *self.out_features)
+        linear_weight = self.linear.weight.reshape(*shape, self.linear.in_features)
+        linear_bias = None if self.linear.bias is None else self.linear.bias.reshape(*shape)
+        return linear_cross_entropy(
+            input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
         )

@@ -294,3 +294,216 @@ def test_exact_gelu_matches_torch_across_cache_blocks_infinities_and_nan_include
     assert ours.dtype == dtype
     t = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(ours, theirs, **t)
+
+
+# ---- the rest of torch.nn's activations --------------------------------------------------------
+
+MORE_MODULES = [
+    ("Hardswish", (), {}),
+    ("Hardsigmoid", (), {}),
+    ("Mish", (), {}),
+    ("SELU", (), {}),
+    ("CELU", (), {}),
+    ("CELU", (0.5,), {}),
+    ("GLU", (), {}),
+    ("GLU", (1,), {}),
+    ("Softsign", (), {}),
+    ("Softmin", (1,), {}),
+    ("Softmin", (-1,), {}),
+    ("Softmax2d", (), {}),
+    ("Threshold", (0.5, -2.0), {}),
+    ("Hardshrink", (), {}),
+    ("Hardshrink", (1.0,), {}),
+    ("Softshrink", (), {}),
+    ("Softshrink", (1.0,), {}),
+    ("Tanhshrink", (), {}),
+    ("RReLU", (), {}),
+    ("RReLU", (0.2, 0.4), {}),
+]
+
+
+def _x_more(dtype, shape=(3, 4, 2, 6)):
+    """Standard normal times 3 with the kinks of the new activations (0, +-0.5, +-1, +-3) included."""
+    x = _x(dtype, shape)
+    x.reshape(-1)[-8:] = [-3.0, 3.0, -0.5, 0.5, -1.0, 1.0, 2.9, -2.9]
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name,args,kwargs,training", [  # RReLU's random training slopes: tested below
+    (*case, training) for case in MORE_MODULES for training in (True, False)
+    if case[0] != "RReLU" or not training
+], ids=str)
+def test_more_activation_modules_match_torch_values_and_gradients(name, args, kwargs, training, dtype):
+    tm = getattr(torch.nn, name)(*args, **kwargs).to(getattr(torch, np.dtype(dtype).name))
+    mm = twin(tm, getattr(nn, name)(*args, **kwargs))
+    assert_parity(tm, mm, _x_more(dtype), training=training)
+
+
+@pytest.mark.parametrize("name,args,kwargs", MORE_MODULES + [
+    ("Hardswish", (True,), {}), ("Hardsigmoid", (True,), {}), ("Mish", (True,), {}), ("SELU", (True,), {}),
+    ("CELU", (2.0, True), {}), ("Threshold", (0.1, 20, True), {}), ("RReLU", (0.1, 0.3, True), {}),
+    ("Softmin", (), {}), ("Softshrink", (1,), {}),
+], ids=str)
+def test_more_activation_reprs_and_state_dicts_match_torch(name, args, kwargs):
+    tm, mm = getattr(torch.nn, name)(*args, **kwargs), getattr(nn, name)(*args, **kwargs)
+    assert repr(mm) == repr(tm)
+    assert state_layout(mm) == state_layout(tm)
+
+
+FUNCTIONAL_CALLS = [
+    ("hardswish", {}), ("hardsigmoid", {}), ("mish", {}), ("selu", {}), ("celu", dict(alpha=1.5)),
+    ("glu", dict(dim=0)), ("softsign", {}), ("softmin", dict(dim=1)),
+    ("threshold", dict(threshold=0.5, value=9.0)),
+    ("rrelu", dict(lower=0.1, upper=0.5)), ("hardshrink", dict(lambd=1.0)), ("softshrink", dict(lambd=0.3)),
+    ("tanhshrink", {}),
+]
+
+
+@pytest.mark.parametrize("fn,kwargs", FUNCTIONAL_CALLS, ids=str)
+def test_more_functional_activations_match_torch_for_float32(fn, kwargs):
+    x = _x_more(np.float32, (6, 8))
+    tx, mx = torch.tensor(x, requires_grad=True), mininn.tensor(x, requires_grad=True)
+    ty, my = getattr(TF, fn)(tx, **kwargs), getattr(F, fn)(mx, **kwargs)
+    assert my.dtype == mininn.float32
+    ty.sum().backward()
+    my.sum().backward()
+    np.testing.assert_allclose(to_numpy(my), to_numpy(ty), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_numpy(mx.grad), to_numpy(tx.grad), rtol=1e-5, atol=1e-6)
+
+
+INPLACE_CALLS = [
+    ("relu_", {}), ("elu_", dict(alpha=0.7)), ("celu_", dict(alpha=0.7)), ("selu_", {}),
+    ("leaky_relu_", dict(negative_slope=0.2)), ("hardtanh_", dict(min_val=-0.5, max_val=2.0)),
+    ("rrelu_", dict(lower=0.1, upper=0.3)), ("threshold_", dict(threshold=0.2, value=-4.0)),
+]
+
+
+@pytest.mark.parametrize("fn,kwargs", INPLACE_CALLS, ids=str)
+def test_inplace_functional_forms_overwrite_a_non_leaf_and_backpropagate_like_torch(fn, kwargs):
+    x = _x_more(np.float64, (5, 6))
+    results = []
+    for lib, f in ((torch, TF), (mininn, F)):
+        leaf = lib.tensor(x, requires_grad=True)
+        h = leaf * 3
+        assert getattr(f, fn)(h, **kwargs) is h
+        (h * lib.tensor(x)).sum().backward()
+        results.append((to_numpy(h), to_numpy(leaf.grad)))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn,kwargs", INPLACE_CALLS + [
+    ("hardswish", dict(inplace=True)), ("hardsigmoid", dict(inplace=True)), ("mish", dict(inplace=True)),
+    ("selu", dict(inplace=True)), ("threshold", dict(threshold=0.0, value=2.0, inplace=True)),
+], ids=str)
+def test_inplace_activations_without_grad_write_through_views_like_torch(fn, kwargs):
+    base = _x_more(np.float32, (4, 6))
+    results = []
+    for lib, f in ((torch, TF), (mininn, F)):
+        whole = lib.tensor(base.copy())
+        with lib.no_grad():
+            part = whole[1:3]
+            assert getattr(f, fn)(part, **kwargs) is part
+        results.append(to_numpy(whole))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("lower,upper", [(1 / 8, 1 / 3), (0.2, 0.4)])
+def test_rrelu_in_training_draws_slopes_from_the_range_and_uses_them_in_backward(lower, upper):
+    mininn.manual_seed(0)
+    x = mininn.tensor(np.concatenate([-np.linspace(0.1, 5, 20000), [0.0], np.linspace(0.1, 5, 100)]),
+                      requires_grad=True)
+    y = nn.RReLU(lower, upper)(x)
+    y.sum().backward()
+    values, grad = y.numpy(force=True), x.grad.numpy()
+    slopes = values[:20000] / x.numpy(force=True)[:20000]
+    assert lower <= slopes.min() and slopes.max() <= upper
+    assert abs(slopes.mean() - (lower + upper) / 2) < 5 * (upper - lower) / np.sqrt(12 * 20000)
+    np.testing.assert_allclose(grad[:20000], slopes, rtol=1e-12)
+    assert lower <= grad[20000] <= upper and values[20000] == 0  # 0 takes the negative branch
+    np.testing.assert_array_equal(grad[20001:], 1.0)
+    np.testing.assert_array_equal(values[20001:], x.numpy(force=True)[20001:])
+
+
+def test_rrelu_functional_defaults_to_eval_and_module_follows_training_mode():
+    x = mininn.tensor([-2.0, 3.0])
+    np.testing.assert_allclose(F.rrelu(x).numpy(), [-2.0 * (1 / 8 + 1 / 3) / 2, 3.0])
+    m = nn.RReLU(0.1, 0.1)  # a zero-width range makes training deterministic
+    np.testing.assert_allclose(m(x).numpy(force=True), [-0.2, 3.0], rtol=1e-6)
+
+
+def test_gumbel_softmax_samples_follow_the_softmax_of_the_logits():
+    mininn.manual_seed(0)
+    logits = np.log(np.array([0.1, 0.2, 0.7]))
+    x = mininn.tensor(np.tile(logits, (20000, 1)))
+    soft = F.gumbel_softmax(x, tau=0.5)
+    np.testing.assert_allclose(soft.numpy().sum(axis=1), 1.0, rtol=1e-12)
+    hard = F.gumbel_softmax(x, hard=True).numpy()
+    assert set(np.unique(hard)) == {0.0, 1.0} and (hard.sum(axis=1) == 1).all()
+    np.testing.assert_allclose(hard.mean(axis=0), [0.1, 0.2, 0.7], atol=0.015)
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_gradient_is_the_soft_samples_softmax_gradient(hard):
+    mininn.manual_seed(3)
+    tau, w = 0.7, np.random.default_rng(0).standard_normal((4, 5))
+    x = mininn.tensor(np.random.default_rng(1).standard_normal((4, 5)), requires_grad=True)
+    y = F.gumbel_softmax(x, tau=tau, hard=hard, dim=1)
+    (y * mininn.tensor(w)).sum().backward()
+    mininn.manual_seed(3)
+    soft = F.gumbel_softmax(x.detach(), tau=tau, dim=1).numpy()
+    expected = soft * (w - (w * soft).sum(axis=1, keepdims=True)) / tau
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10, atol=1e-12)
+    if hard:
+        np.testing.assert_array_equal(y.numpy(force=True), soft == soft.max(axis=1, keepdims=True))
+
+
+def test_softmin_and_softmax2d_pick_dims_like_torch():
+    x = _x_more(np.float32, (2, 3, 4))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmin has been deprecated"):
+        ours = nn.Softmin()(mininn.tensor(x))
+    with pytest.warns(UserWarning):
+        theirs = torch.nn.Softmin()(torch.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(nn.Softmax2d()(mininn.tensor(x)).numpy(),
+                               torch.nn.Softmax2d()(torch.tensor(x)).numpy(), rtol=1e-6)
+
+
+def test_integer_inputs_behave_like_torch_where_torch_accepts_them():
+    x = np.array([-2, 0, 3, 7])
+    for fn, kwargs in (("threshold", dict(threshold=1.5, value=9)), ("softsign", {}), ("tanhshrink", {})):
+        ours, theirs = getattr(F, fn)(mininn.tensor(x), **kwargs), getattr(TF, fn)(torch.tensor(x), **kwargs)
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, f: f.glu(lib.ones(3)),
+    lambda lib, f: f.glu(lib.ones(())),
+    lambda lib, f: f.glu(lib.ones(2, 3), dim=2),
+    lambda lib, f: f.glu(lib.ones(2, 3)),
+    lambda lib, f: f.glu(lib.ones(3, 2), -2),
+    lambda lib, f: lib.nn.Softmax2d()(lib.ones(3)),
+    lambda lib, f: lib.nn.Softmax2d()(lib.ones(2, 3, 4, 5, 6)),
+    lambda lib, f: f.softshrink(lib.ones(3), -1.0),
+    lambda lib, f: f.softshrink(lib.ones(3, dtype=lib.float64), -1.5),
+    lambda lib, f: lib.nn.Softshrink(float("inf"))(lib.ones(3, dtype=lib.float64)),
+    lambda lib, f: f.celu(lib.ones(3), 0.0),
+    lambda lib, f: f.rrelu(lib.ones(3), 0.5, 0.1, training=True),
+    lambda lib, f: f.rrelu(lib.ones(3), 0.5, 0.1),
+    lambda lib, f: f.softmin(lib.ones(3), dim=2),
+    lambda lib, f: f.gumbel_softmax(lib.ones(3), dim=2),
+    lambda lib, f: f.relu_(lib.ones(3, requires_grad=True)),
+    lambda lib, f: f.threshold_(lib.ones(3, requires_grad=True), 0.5, 0.0),
+    lambda lib, f: f.rrelu(lib.tensor([1, 2]), training=True),
+])
+def test_more_activation_errors_match_torch(call):
+    same_error(lambda: call(torch, TF), lambda: call(mininn, F))
+
+
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid", "mish", "selu", "celu", "elu", "glu",
+                                  "hardshrink", "softshrink", "rrelu", "rrelu_"])
+def test_float_only_activations_reject_integer_input_with_torchs_message(name):
+    same_error(lambda: getattr(TF, name)(torch.tensor([1, 2])),
+               lambda: getattr(F, name)(mininn.tensor([1, 2])))

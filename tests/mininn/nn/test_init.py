@@ -179,3 +179,42 @@ def test_kaiming_on_a_zero_element_tensor_warns_and_does_nothing_like_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         init.uniform_(mininn.empty(0, 3))
+
+
+def test_sparse_zeroes_the_same_count_per_column_as_torch_with_the_requested_std():
+    mininn.manual_seed(0)
+    w = init.sparse_(mininn.empty(200, 60, dtype=mininn.float64), sparsity=0.35, std=0.5).numpy()
+    expected = (TI.sparse_(torch.empty(200, 60), sparsity=0.35) == 0).sum(0).numpy()
+    np.testing.assert_array_equal((w == 0).sum(0), expected)
+    assert abs(w[w != 0].std() - 0.5) < 0.02
+
+
+def test_sparse_error_matches_torch():
+    same_error(lambda: TI.sparse_(torch.empty(3, 4, 5), 0.5),
+               lambda: init.sparse_(mininn.empty(3, 4, 5), 0.5))
+
+
+_DEPRECATED_CALLS = {
+    "uniform": (), "normal": (), "constant": (0.25,), "eye": (), "xavier_uniform": (), "xavier_normal": (),
+    "kaiming_uniform": (), "kaiming_normal": (), "orthogonal": (), "sparse": (0.5,),
+}
+
+
+@pytest.mark.parametrize("name", list(_DEPRECATED_CALLS) + ["dirac"])
+def test_deprecated_spelling_warns_like_torch_and_fills_in_place(name):
+    args = _DEPRECATED_CALLS.get(name, ())
+    shape = (3, 2, 3) if name == "dirac" else (4, 6)
+    with pytest.warns(FutureWarning) as want:
+        getattr(TI, name)(torch.empty(shape), *args)
+    t = mininn.zeros(shape)
+    with pytest.warns(FutureWarning) as got:
+        out = getattr(init, name)(t, *args)
+    assert [str(w.message) for w in got] == [str(w.message) for w in want]
+    assert got[0].filename == __file__  # points at the caller, as torch's does
+    assert out is t
+
+
+def test_deprecated_spelling_gives_the_same_values_as_the_underscore_version():
+    with pytest.warns(FutureWarning):
+        old = init.constant(mininn.empty(2, 3), 0.5)
+    np.testing.assert_array_equal(old.numpy(), np.full((2, 3), 0.5, np.float32))

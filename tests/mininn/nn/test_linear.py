@@ -1,4 +1,4 @@
-"""Linear and Identity against torch 2.13: outputs, gradients, state dicts, init, reprs, errors."""
+"""Linear, Identity and Bilinear against torch 2.13: outputs, gradients, state dicts, init, reprs, errors."""
 
 from __future__ import annotations
 
@@ -159,3 +159,70 @@ def test_linear_behaves_the_same_in_eval_mode():
     tm = torch.nn.Linear(4, 3)
     mm = twin(tm, nn.Linear(4, 3))
     assert_parity(tm, mm, np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32), training=False)
+
+
+# ---- Bilinear -----------------------------------------------------------------------------------
+
+
+def _bilinear_both(tm, mm, x1, x2, seed=0):
+    """Outputs, input grads and parameter grads of a torch Bilinear and its twin on the same data."""
+    out = []
+    for lib, m in ((torch, tm), (mininn, mm)):
+        a, b = lib.tensor(x1, requires_grad=True), lib.tensor(x2, requires_grad=True)
+        y = m(a, b)
+        cot = np.random.default_rng(seed).standard_normal(tuple(y.shape)).astype(x1.dtype)
+        y.backward(lib.tensor(cot))
+        grads = [a.grad, b.grad] + [p.grad for p in m.parameters()]
+        out.append([np.array(y.detach().numpy())] + [np.array(g.numpy()) for g in grads])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch", [(5,), (2, 3), (), (0,)], ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_bilinear_matches_torch_output_and_gradients(dtype, batch, bias):
+    tm = torch.nn.Bilinear(4, 3, 2, bias=bias).to(getattr(torch, np.dtype(dtype).name))
+    mm = twin(tm, nn.Bilinear(4, 3, 2, bias=bias, dtype=np.dtype(dtype).name))
+    rng = np.random.default_rng(1)
+    x1, x2 = rng.standard_normal(batch + (4,)).astype(dtype), rng.standard_normal(batch + (3,)).astype(dtype)
+    theirs, ours = _bilinear_both(tm, mm, x1, x2)
+    t = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    for k, (o, e) in enumerate(zip(ours, theirs)):
+        assert o.shape == e.shape and o.dtype == e.dtype
+        np.testing.assert_allclose(o, e, **t, err_msg=str(k))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_bilinear_state_dict_and_repr_match_torch(bias):
+    tm, mm = torch.nn.Bilinear(5, 3, 2, bias=bias), nn.Bilinear(5, 3, 2, bias=bias)
+    assert state_layout(mm) == state_layout(tm)
+    assert repr(mm) == repr(tm)
+
+
+def test_bilinear_default_init_is_uniform_within_one_over_sqrt_in1_features():
+    mininn.manual_seed(0)
+    m = nn.Bilinear(25, 40, 30)
+    bound = 1 / math.sqrt(25)
+    for p in (m.weight, m.bias):
+        values = p.numpy(force=True).ravel()
+        assert np.abs(values).max() <= bound
+    w = m.weight.numpy(force=True).ravel()
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.01 * bound and abs(w.mean()) < 0.01 * bound
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(4, 3), lib.ones(4, 2, 3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 3), lib.ones(5, 3), lib.ones(4, 2, 3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(5, 2), lib.ones(4, 2, 3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(5, 3), lib.ones(4, 2)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(5, 3), lib.ones(4, 2, 3), lib.ones(3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(3), lib.ones(4, 2, 3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(()), lib.ones(()), lib.ones(4, 2, 3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(4, 3, dtype=lib.float64),
+                                           lib.ones(4, 2, 3)),
+    lambda lib: lib.nn.functional.bilinear(lib.ones(5, 2), lib.ones(5, 3), lib.ones(4, 2, 3),
+                                           lib.ones(4, dtype=lib.float64)),
+    lambda lib: lib.nn.Bilinear(2, 3, 4)(lib.ones(5, 2), lib.ones(5, 4)),
+])
+def test_bilinear_errors_match_torch(call):
+    same_error(lambda: call(torch), lambda: call(mininn))

@@ -337,3 +337,78 @@ def test_no_warning_when_shapes_match():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         F.mse_loss(mininn.ones(2, 2), mininn.zeros(2, 2))
+
+
+def test_nll_loss_2d_is_a_deprecated_alias_of_nll_loss():
+    with pytest.warns(FutureWarning) as record:
+        loss = nn.NLLLoss2d(weight=mininn.tensor([1.0, 2.0, 0.5]), ignore_index=1)
+    with pytest.warns(FutureWarning) as torch_record:
+        t_loss = torch.nn.NLLLoss2d(weight=torch.tensor([1.0, 2.0, 0.5]), ignore_index=1)
+    assert str(record[0].message) == str(torch_record[0].message)
+    assert isinstance(loss, nn.NLLLoss)
+    assert repr(loss) == repr(t_loss) == "NLLLoss2d()"
+    assert list(loss.state_dict()) == list(t_loss.state_dict()) == ["weight"]
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    t = np.random.default_rng(1).integers(0, 3, (2, 4, 5))
+    expected = t_loss(torch.tensor(x), torch.tensor(t)).item()
+    assert loss(mininn.tensor(x), mininn.tensor(t)).item() == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("kinds", ["ii", "if", "fi", "df", "fd"])
+@pytest.mark.parametrize(
+    "name", ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+)
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_dtype_promotion_and_integer_errors_follow_torch(name, kinds, reduction):
+    make = {"i": lambda lib: lib.tensor([0, 1, 1]), "f": lambda lib: lib.tensor([0.5, 0.25, 1.0]),
+            "d": lambda lib: lib.tensor([0.25, 0.5, 0.75], dtype=lib.float64)}
+    outcome = []
+    for lib, fn in ((torch, getattr(TF, name)), (mininn, getattr(F, name))):
+        try:
+            result = fn(make[kinds[0]](lib), make[kinds[1]](lib), reduction=reduction)
+            outcome.append(str(result.dtype).split(".")[-1])
+        except (RuntimeError, NotImplementedError) as e:
+            outcome.append(f"{type(e).__name__}: {e}")
+    assert outcome[1] == outcome[0]
+
+
+def _signature(fn) -> list:
+    import inspect
+
+    return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+LOSS_CLASSES = [*torch.nn.modules.loss.__all__, "AdaptiveLogSoftmaxWithLoss"]
+LOSS_FUNCTIONS = sorted(n for n in dir(TF) if n.endswith("_loss") or n in ("cross_entropy", "kl_div",
+                        "binary_cross_entropy", "binary_cross_entropy_with_logits", "linear_cross_entropy"))
+
+
+@pytest.mark.parametrize("name", LOSS_CLASSES)
+def test_every_loss_class_has_torchs_constructor_and_forward_signature(name):
+    t_cls, m_cls = getattr(torch.nn, name), getattr(nn, name)
+    assert _signature(m_cls.__init__) == _signature(t_cls.__init__)
+    assert _signature(m_cls.forward) == _signature(t_cls.forward)
+    assert name in nn.__all__
+
+
+@pytest.mark.parametrize("name", LOSS_FUNCTIONS)
+def test_every_loss_function_has_torchs_signature(name):
+    assert _signature(getattr(F, name)) == _signature(getattr(TF, name))
+    assert name in F.__all__
+
+
+LEGACY = [n for n in LOSS_CLASSES
+          if "size_average" in [name for name, _, _ in _signature(getattr(torch.nn, n).__init__)]]
+
+
+@pytest.mark.parametrize("name", LEGACY)
+@pytest.mark.parametrize("size_average, reduce", [(None, False), (False, None), (True, True), (False, True)])
+def test_legacy_size_average_and_reduce_map_to_torchs_reduction_with_its_warning(name, size_average, reduce):
+    with warnings.catch_warnings(record=True) as t_record:
+        warnings.simplefilter("always")
+        expected = getattr(torch.nn, name)(size_average=size_average, reduce=reduce).reduction
+    with warnings.catch_warnings(record=True) as m_record:
+        warnings.simplefilter("always")
+        got = getattr(nn, name)(size_average=size_average, reduce=reduce).reduction
+    assert got == expected
+    assert [str(r.message) for r in m_record] == [str(r.message) for r in t_record]

@@ -1,0 +1,282 @@
+"""Per-layer speed: mininn vs torch on the same weights and inputs, one thread each.
+
+Usage::
+
+    python benchmarks/layers.py [--repeats 7] [--warmup 1] [--budget 20] [--only lstm_forward,...]
+                                [--list] [--profile CASE]
+
+Every case builds a torch layer, copies its state dict into the mininn twin,
+checks that the outputs agree, then times both, interleaved run by run (a
+shared machine slows both alike), and reports the medians and their ratio
+(mininn / torch). Threads are pinned to one before NumPy and torch load
+(``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, and
+``torch.set_num_threads(1)``): one thread gives the steadiest numbers on a
+small shared machine, and measures the code rather than the thread pool.
+
+Cases live in a registry: add one with ``@case("name", "what it is", target)``
+on a function that returns a :class:`Pair` of callables (torch, mininn) and
+their agreement. Each ``*_forward`` case runs under no-grad in eval mode; each
+``*_train_step`` case runs forward + a sum loss + backward with gradients
+zeroed first (no optimizer: the layer is what is measured).
+
+Results go to ``benchmarks/results/layers.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import pstats  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import mininn  # noqa: E402
+from mininn import nn  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "layers.json"
+
+
+@dataclass
+class Pair:
+    """The two callables of a case and how closely their outputs agree."""
+
+    run_torch: Callable[[], Any]
+    run_mininn: Callable[[], Any]
+    agreement: float  # max |mininn - torch| / max |torch| over the checked outputs
+
+
+@dataclass
+class Case:
+    name: str
+    description: str
+    target: float
+    build: Callable[[], Pair]
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name: str, description: str, target: float) -> Callable[[Callable[[], Pair]], Callable[[], Pair]]:
+    """Register ``build`` (returning a :class:`Pair`) as benchmark case ``name``."""
+
+    def register(build: Callable[[], Pair]) -> Callable[[], Pair]:
+        CASES[name] = Case(name, description, target, build)
+        return build
+
+    return register
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def copy_weights(t_model: torch.nn.Module, m_model: nn.Module) -> None:
+    """Load torch's state dict into the mininn twin (strict: every key must match)."""
+    state = {k: mininn.tensor(v.detach().cpu().numpy().copy()) for k, v in t_model.state_dict().items()}
+    m_model.load_state_dict(state)
+
+
+def _first(out: Any) -> Any:
+    """The output tensor of a layer that returns ``(output, state)``."""
+    return out[0] if isinstance(out, tuple) else out
+
+
+def agreement(m_out: Any, t_out: Any) -> float:
+    ref = _first(t_out).detach().numpy()
+    diff = np.abs(_first(m_out).detach().numpy() - ref).max()
+    return float(diff / max(np.abs(ref).max(), 1e-30))
+
+
+def forward_pair(t_layer: torch.nn.Module, m_layer: nn.Module, x: np.ndarray) -> Pair:
+    """Eval-mode, no-grad forward of both layers on ``x``."""
+    t_layer.eval()
+    m_layer.eval()
+    tx, mx = torch.from_numpy(x), mininn.tensor(x)
+
+    def run_torch() -> Any:
+        with torch.no_grad():
+            return t_layer(tx)
+
+    def run_mininn() -> Any:
+        with mininn.no_grad():
+            return m_layer(mx)
+
+    return Pair(run_torch, run_mininn, agreement(run_mininn(), run_torch()))
+
+
+def train_step_pair(t_layer: torch.nn.Module, m_layer: nn.Module, x: np.ndarray) -> Pair:
+    """Forward + ``output.sum()`` + backward into the parameters and the input, grads zeroed first."""
+    t_layer.train()
+    m_layer.train()
+    tx = torch.from_numpy(x).requires_grad_(True)
+    mx = mininn.tensor(x, requires_grad=True)
+
+    def run_torch() -> Any:
+        t_layer.zero_grad()
+        tx.grad = None
+        out = t_layer(tx)
+        _first(out).sum().backward()
+        return out
+
+    def run_mininn() -> Any:
+        m_layer.zero_grad()
+        mx.grad = None
+        out = m_layer(mx)
+        _first(out).sum().backward()
+        return out
+
+    out_agreement = agreement(run_mininn(), run_torch())
+    grads = [(mp.grad, tp.grad) for mp, tp in zip(m_layer.parameters(), t_layer.parameters())]
+    grads.append((mx.grad, tx.grad))
+    grad_agreement = max(agreement(m, t) for m, t in grads)
+    return Pair(run_torch, run_mininn, max(out_agreement, grad_agreement))
+
+
+# ---- cases -----------------------------------------------------------------------------------
+SEQ, BATCH, FEATURES, HIDDEN, LAYERS = 128, 32, 256, 256, 2
+RNN_SHAPE = f"seq {SEQ}, batch {BATCH}, input {FEATURES}, hidden {HIDDEN}, {LAYERS} layers"
+
+
+def _recurrent(cls_name: str) -> tuple[torch.nn.Module, nn.Module, np.ndarray]:
+    torch.manual_seed(0)
+    t_layer = getattr(torch.nn, cls_name)(FEATURES, HIDDEN, LAYERS)
+    m_layer = getattr(nn, cls_name)(FEATURES, HIDDEN, LAYERS)
+    copy_weights(t_layer, m_layer)
+    x = np.random.default_rng(0).standard_normal((SEQ, BATCH, FEATURES)).astype(np.float32)
+    return t_layer, m_layer, x
+
+
+@case("lstm_forward", f"LSTM forward (no_grad), {RNN_SHAPE}", 1.5)
+def lstm_forward() -> Pair:
+    return forward_pair(*_recurrent("LSTM"))
+
+
+@case("lstm_train_step", f"LSTM forward+backward, {RNN_SHAPE}", 1.5)
+def lstm_train_step() -> Pair:
+    return train_step_pair(*_recurrent("LSTM"))
+
+
+@case("gru_forward", f"GRU forward (no_grad), {RNN_SHAPE}", 1.5)
+def gru_forward() -> Pair:
+    return forward_pair(*_recurrent("GRU"))
+
+
+@case("gru_train_step", f"GRU forward+backward, {RNN_SHAPE}", 1.5)
+def gru_train_step() -> Pair:
+    return train_step_pair(*_recurrent("GRU"))
+
+
+# ---- timing ----------------------------------------------------------------------------------
+def time_case(c: Case, pair: Pair, repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
+    """Interleaved runs: warm-up, then up to ``repeats`` timed pairs within ``budget_s``."""
+    for _ in range(warmup):
+        pair.run_torch()
+        pair.run_mininn()
+    t_times: list[float] = []
+    m_times: list[float] = []
+    start = time.perf_counter()
+    while len(t_times) < repeats:
+        for fn, times in ((pair.run_torch, t_times), (pair.run_mininn, m_times)):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        if len(t_times) >= 3 and time.perf_counter() - start > budget_s:
+            break
+    t_med, m_med = statistics.median(t_times), statistics.median(m_times)
+    return {
+        "description": c.description,
+        "torch_ms": round(t_med * 1e3, 3),
+        "mininn_ms": round(m_med * 1e3, 3),
+        "ratio": round(m_med / t_med, 3),
+        "target": c.target,
+        "meets_target": m_med / t_med <= c.target,
+        "runs": len(t_times),
+        "torch_min_ms": round(min(t_times) * 1e3, 3),
+        "mininn_min_ms": round(min(m_times) * 1e3, 3),
+        "max_relative_difference": pair.agreement,
+    }
+
+
+def profile(c: Case, runs: int = 3) -> None:
+    pair = c.build()
+    pair.run_mininn()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(runs):
+        pair.run_mininn()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(15)
+
+
+def print_table(results: dict[str, dict[str, Any]]) -> None:
+    header = f"{'case':<18}{'torch ms':>11}{'mininn ms':>11}{'ratio':>8}{'target':>8}  ok   rel.diff"
+    print(header)
+    print("-" * len(header))
+    for name, r in results.items():
+        ok = "yes" if r["meets_target"] else "NO"
+        print(f"{name:<18}{r['torch_ms']:>11.2f}{r['mininn_ms']:>11.2f}{r['ratio']:>8.2f}"
+              f"{r['target']:>8.2f}  {ok:<4} {r['max_relative_difference']:.1e}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--budget", type=float, default=20.0,
+                        help="seconds of timed runs per case at most (after 3 runs)")
+    parser.add_argument("--only", default=None, help="comma-separated case names")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--profile", default=None, help="profile mininn on this case instead")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    if args.list:
+        for c in CASES.values():
+            print(f"{c.name:<18}{c.description}")
+        return 0
+    if args.profile:
+        profile(CASES[args.profile])
+        return 0
+    names = args.only.split(",") if args.only else list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        parser.error(f"unknown case(s) {unknown}; known: {list(CASES)}")
+    results = {}
+    for name in names:
+        c = CASES[name]
+        results[name] = time_case(c, c.build(), args.repeats, args.warmup, args.budget)
+    print_table(results)
+    report = {
+        "machine": {"platform": platform.platform(), "processor": platform.processor(),
+                    "cpu_count": os.cpu_count(), "python": platform.python_version(),
+                    "load_average": os.getloadavg()},
+        "versions": {"numpy": np.__version__, "torch": torch.__version__},
+        "threads": {"torch": torch.get_num_threads(),
+                    **{k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}},
+        "method": "one thread each; torch and mininn runs interleaved; median of runs after warm-up; "
+                  "ratio = mininn / torch",
+        "cases": results,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The ESPCN super-resolution net with PixelShuffle (as in the PyTorch examples)."""
+
+import torch.nn as nn
+import torch.nn.init as init
+
+
+class Net(nn.Module):
+    def __init__(self, upscale_factor=3):
+        super().__init__()
+        self.relu = nn.ReLU()
+        self.conv1 = nn.Conv2d(1, 16, (5, 5), (1, 1), (2, 2))
+        self.conv2 = nn.Conv2d(16, 16, (3, 3), (1, 1), (1, 1))
+        self.conv3 = nn.Conv2d(16, 8, (3, 3), (1, 1), (1, 1))
+        self.conv4 = nn.Conv2d(8, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
+        self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+        init.orthogonal_(self.conv1.weight, init.calculate_gain("relu"))
+        init.orthogonal_(self.conv4.weight)
+
+    def forward(self, x):
+        x = self.relu(self.conv1(x))
+        x = self.relu(self.conv2(x))
+        x = self.relu(self.conv3(x))
+        return self.pixel_shuffle(self.conv4(x))
