@@ -180,6 +180,62 @@ def gru_train_step() -> Pair:
     return train_step_pair(*_recurrent("GRU"))
 
 
+class _Interpolate(torch.nn.Module):
+    def forward(self, x: Any) -> Any:
+        return torch.nn.functional.interpolate(x, scale_factor=4, mode="bilinear", align_corners=False)
+
+
+class _MininnInterpolate(nn.Module):
+    def forward(self, x: Any) -> Any:
+        return nn.functional.interpolate(x, scale_factor=4, mode="bilinear", align_corners=False)
+
+
+@case("interpolate_4x", "F.interpolate bilinear, scale 4, on (8, 64, 64, 64)", 1.5)
+def interpolate_bilinear() -> Pair:
+    x = np.random.default_rng(0).standard_normal((8, 64, 64, 64)).astype(np.float32)
+    return forward_pair(_Interpolate(), _MininnInterpolate(), x)
+
+
+@case("conv3d_forward", "Conv3d 16->32, kernel 3, padding 1, on (2, 16, 16, 32, 32)", 1.5)
+def conv3d_forward() -> Pair:
+    torch.manual_seed(0)
+    t_layer = torch.nn.Conv3d(16, 32, 3, padding=1)
+    m_layer = nn.Conv3d(16, 32, 3, padding=1)
+    copy_weights(t_layer, m_layer)
+    x = np.random.default_rng(0).standard_normal((2, 16, 16, 32, 32)).astype(np.float32)
+    return forward_pair(t_layer, m_layer, x)
+
+
+TRANSFORMER = dict(d_model=256, nhead=8, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=1024,
+                   dropout=0.0, batch_first=True)
+SRC, TGT = (16, 64), (16, 48)  # (batch, tokens)
+
+
+@case("transformer", f"nn.Transformer encoder-decoder, d_model 256, 2+2 layers, src {SRC}, tgt {TGT}", 1.5)
+def transformer_forward() -> Pair:
+    torch.manual_seed(0)
+    t_model = torch.nn.Transformer(**TRANSFORMER).eval()
+    m_model = nn.Transformer(**TRANSFORMER).eval()
+    copy_weights(t_model, m_model)
+    rng = np.random.default_rng(0)
+    src = rng.standard_normal((*SRC, TRANSFORMER["d_model"])).astype(np.float32)
+    tgt = rng.standard_normal((*TGT, TRANSFORMER["d_model"])).astype(np.float32)
+    t_mask = torch.nn.Transformer.generate_square_subsequent_mask(TGT[1])
+    m_mask = nn.Transformer.generate_square_subsequent_mask(TGT[1])
+    t_src, t_tgt = torch.from_numpy(src), torch.from_numpy(tgt)
+    m_src, m_tgt = mininn.tensor(src), mininn.tensor(tgt)
+
+    def run_torch() -> Any:
+        with torch.no_grad():
+            return t_model(t_src, t_tgt, tgt_mask=t_mask)
+
+    def run_mininn() -> Any:
+        with mininn.no_grad():
+            return m_model(m_src, m_tgt, tgt_mask=m_mask)
+
+    return Pair(run_torch, run_mininn, agreement(run_mininn(), run_torch()))
+
+
 # ---- timing ----------------------------------------------------------------------------------
 def time_case(c: Case, pair: Pair, repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
     """Interleaved runs: warm-up, then up to ``repeats`` timed pairs within ``budget_s``."""
