@@ -96,7 +96,7 @@ TORCH_RULES: tuple[tuple[str, str], ...] = (
      r"gather_stats_with_counts|stats|update_stats))$",
      _DISTRIBUTED),
     (r"^(is_conj|resolve_conj|conj_physical_|view_as_complex_copy|view_as_real_copy|resolve_neg|is_neg)$",
-     "complex numbers and lazy conjugate/negative views; mininn has no complex dtypes"),
+     "lazy conjugate/negative views of complex tensors; mininn's complex results are always materialised"),
     (r"_copy$",
      "functionalized copies of view ops, made for compilers; use the view op and .clone()"),
     (r"^(native_\w+|affine_grid_generator|grid_sampler(_2d|_3d)?|constant_pad_nd|convolution|"
