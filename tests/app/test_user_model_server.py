@@ -225,7 +225,7 @@ def test_served_outputs_equal_torch_over_json_and_binary(served: Server, name: s
         np.testing.assert_allclose(arrays[key], value, **TOL, err_msg=key)
 
 
-@pytest.mark.parametrize("name", ["cnn", "gpt", "dict-heads"])
+@pytest.mark.parametrize("name", [case.name for case in CASES])
 def test_tritonclient_reads_user_model_outputs(served: Server, name: str) -> None:
     import tritonclient.http as httpclient
 
