@@ -59,7 +59,7 @@ CASES = [
     Case(
         "cnn",
         "cnn",
-        {"module": "model.py:CifarNet", "init": {"num_classes": 5, "width": 4},
+        {"module": "model.py:SmallResNet", "init": {"num_classes": 5, "width": 4},
          "inputs": [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 16, 16]}],
          "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 5]}]},
         lambda rng: {"image": _image((2, 3, 16, 16))(rng)},
@@ -87,7 +87,7 @@ CASES = [
     Case(
         "gpt",
         "gpt",
-        {"module": "model.py:GPT", "init": {"vocab_size": 50, "block_size": 16},
+        {"module": "model.py:TinyGPT", "init": {"vocab_size": 50, "context": 16},
          "inputs": [{"name": "idx", "datatype": "INT64", "shape": [-1, -1]}]},
         lambda rng: {"idx": rng.integers(0, 50, (2, 7)).astype(np.int64)},
         loss=lambda out, x: out[1],
@@ -276,7 +276,7 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "layer1"), ("gpt", "transformer.h.0.attn")])
+@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn")])
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
@@ -298,10 +298,10 @@ def test_intervention_changes_the_output_as_the_same_edit_in_torch(served: Serve
         output[:, [0, 2]] = 0
         return output
 
-    _, edited = _torch_hooked(case, "layer1", x, zero_channels)
+    _, edited = _torch_hooked(case, "stage1", x, zero_channels)
     body = {"inputs": [{"name": "image", "datatype": "FP32", "shape": list(x["image"].shape),
                         "data": x["image"].ravel().tolist()}],
-            "interventions": [{"module": "layer1", "op": "zero", "index": [0, 2]}]}
+            "interventions": [{"module": "stage1", "op": "zero", "index": [0, 2]}]}
     response = httpx.post(f"{served.base_url}/v2/models/cnn/activations", json=body, timeout=30)
     assert response.status_code == 200, response.text
     served_logits = as_arrays(response.json())["logits"]
@@ -314,7 +314,8 @@ def test_gpt_batches_and_refuses_a_too_long_sequence_with_the_models_own_message
     body = {"inputs": [{"name": "idx", "datatype": "INT64", "shape": [1, 17], "data": [0] * 17}]}
     response = httpx.post(f"{served.base_url}/v2/models/gpt/infer", json=body, timeout=30)
     assert response.status_code == 422
-    assert "model.py:" in response.json()["error"] and "block size 16" in response.json()["error"]
+    assert "model.py:" in response.json()["error"]
+    assert "17 tokens do not fit the context of 16" in response.json()["error"]
     assert too_long["idx"].shape == (1, 17)
 
 

@@ -56,26 +56,26 @@ def _rng() -> np.random.Generator:
 
 CASES: dict[str, tuple[str, str, dict[str, Any], Callable[[np.random.Generator], list[np.ndarray]]]] = {
     "lstm language model, tied weights": (
-        "lstm_lm.py", "RNNModel", {}, lambda rng: [rng.integers(0, 40, (7, 3))],
+        "lstm_lm.py", "CharLSTM", {}, lambda rng: [rng.integers(0, 40, (3, 7))],
     ),
     "unet, bilinear upsampling": (
-        "unet.py", "UNet", {}, lambda rng: [rng.standard_normal((2, 3, 20, 20)).astype(np.float32)],
+        "unet.py", "TinyUNet", {}, lambda rng: [rng.standard_normal((2, 3, 20, 22)).astype(np.float32)],
     ),
     "super-resolution, pixel shuffle": (
-        "super_resolution.py", "Net", {},
+        "super_resolution.py", "PixelShuffleUpscaler", {},
         lambda rng: [rng.standard_normal((2, 1, 12, 12)).astype(np.float32)],
     ),
     "style transfer, instance norm and reflection padding": (
-        "style_transfer.py", "TransformerNet", {},
+        "style_transfer.py", "Stylizer", {},
         lambda rng: [rng.standard_normal((1, 3, 24, 24)).astype(np.float32)],
     ),
     "llama block, rms norm and complex rotary embeddings": (
-        "llama_block.py", "TransformerBlock", {},
+        "llama_block.py", "RotaryBlock", {},
         lambda rng: [rng.standard_normal((2, 6, 16)).astype(np.float32)],
     ),
     "encoder-decoder nn.Transformer": (
-        "seq2seq_transformer.py", "Seq2SeqTransformer", {},
-        lambda rng: [np.array([[3, 4], [5, 6], [7, 0], [0, 0]]), np.array([[1, 2], [8, 9], [0, 2]])],
+        "seq2seq_transformer.py", "Translator", {},
+        lambda rng: [np.array([[3, 4, 5, 0], [6, 7, 0, 0]]), np.array([[1, 2, 8], [9, 2, 0]])],
     ),
 }
 
@@ -105,6 +105,6 @@ def _flatten(values: list[Any]) -> list[np.ndarray]:
 
 
 def test_the_lstm_model_keeps_its_tied_weight_shared() -> None:
-    _, ours = _twins("lstm_lm.py", "RNNModel")
-    assert ours.decoder.weight is ours.encoder.weight
-    assert [k for k in ours.state_dict() if k.endswith("weight_ih_l1")] == ["rnn.weight_ih_l1"]
+    _, ours = _twins("lstm_lm.py", "CharLSTM")
+    assert ours.head.weight is ours.embed.weight
+    assert [k for k in ours.state_dict() if k.endswith("weight_ih_l1")] == ["lstm.weight_ih_l1"]

@@ -1,43 +1,30 @@
-"""An encoder-decoder nn.Transformer for translation (as in the PyTorch seq2seq tutorial)."""
-
-import math
+"""A small translator on nn.Transformer: learned positions, causal and padding masks, batch first."""
 
 import torch
 import torch.nn as nn
 
+PAD = 0
 
-class PositionalEncoding(nn.Module):
-    def __init__(self, emb_size, dropout, maxlen=64):
+
+class Translator(nn.Module):
+    def __init__(self, source_vocab=30, target_vocab=30, dim=16, heads=2, layers=2, max_len=32, dropout=0.1):
         super().__init__()
-        den = torch.exp(-torch.arange(0, emb_size, 2) * math.log(10000) / emb_size)
-        pos = torch.arange(0, maxlen).reshape(maxlen, 1)
-        pos_embedding = torch.zeros((maxlen, emb_size))
-        pos_embedding[:, 0::2] = torch.sin(pos * den)
-        pos_embedding[:, 1::2] = torch.cos(pos * den)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer("pos_embedding", pos_embedding.unsqueeze(-2))
+        self.source_tokens = nn.Embedding(source_vocab, dim, padding_idx=PAD)
+        self.target_tokens = nn.Embedding(target_vocab, dim, padding_idx=PAD)
+        self.positions = nn.Embedding(max_len, dim)
+        self.core = nn.Transformer(d_model=dim, nhead=heads, num_encoder_layers=layers,
+                                   num_decoder_layers=layers, dim_feedforward=2 * dim, dropout=dropout,
+                                   batch_first=True)
+        self.to_vocab = nn.Linear(dim, target_vocab)
 
-    def forward(self, token_embedding):
-        return self.dropout(token_embedding + self.pos_embedding[: token_embedding.size(0), :])
+    def embed(self, table, tokens):
+        return table(tokens) + self.positions(torch.arange(tokens.shape[1]))
 
-
-class Seq2SeqTransformer(nn.Module):
-    def __init__(self, src_vocab=30, tgt_vocab=30, emb_size=16, nhead=2, layers=2, ffn=32, dropout=0.1):
-        super().__init__()
-        self.transformer = nn.Transformer(d_model=emb_size, nhead=nhead, num_encoder_layers=layers,
-                                          num_decoder_layers=layers, dim_feedforward=ffn, dropout=dropout)
-        self.generator = nn.Linear(emb_size, tgt_vocab)
-        self.src_tok_emb = nn.Embedding(src_vocab, emb_size)
-        self.tgt_tok_emb = nn.Embedding(tgt_vocab, emb_size)
-        self.positional_encoding = PositionalEncoding(emb_size, dropout=dropout)
-        self.emb_size = emb_size
-
-    def forward(self, src, tgt):
-        tgt_mask = self.transformer.generate_square_subsequent_mask(tgt.size(0))
-        src_padding_mask = (src == 0).transpose(0, 1)
-        tgt_padding_mask = (tgt == 0).transpose(0, 1)
-        src_emb = self.positional_encoding(self.src_tok_emb(src) * math.sqrt(self.emb_size))
-        tgt_emb = self.positional_encoding(self.tgt_tok_emb(tgt) * math.sqrt(self.emb_size))
-        outs = self.transformer(src_emb, tgt_emb, None, tgt_mask, None, src_padding_mask, tgt_padding_mask,
-                                src_padding_mask)
-        return self.generator(outs)
+    def forward(self, source, target):
+        causal = nn.Transformer.generate_square_subsequent_mask(target.shape[1])
+        hidden = self.core(
+            self.embed(self.source_tokens, source), self.embed(self.target_tokens, target),
+            tgt_mask=causal, src_key_padding_mask=source == PAD, tgt_key_padding_mask=target == PAD,
+            memory_key_padding_mask=source == PAD,
+        )
+        return self.to_vocab(hidden)

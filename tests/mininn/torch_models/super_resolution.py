@@ -1,23 +1,21 @@
-"""The ESPCN super-resolution net with PixelShuffle (as in the PyTorch examples)."""
+"""An image upscaler: features at low resolution, then sub-pixel convolution (PixelShuffle)."""
 
-import torch.nn as nn
-import torch.nn.init as init
+from torch import nn
 
 
-class Net(nn.Module):
-    def __init__(self, upscale_factor=3):
+class PixelShuffleUpscaler(nn.Module):
+    def __init__(self, factor=3, channels=1, features=12):
         super().__init__()
-        self.relu = nn.ReLU()
-        self.conv1 = nn.Conv2d(1, 16, (5, 5), (1, 1), (2, 2))
-        self.conv2 = nn.Conv2d(16, 16, (3, 3), (1, 1), (1, 1))
-        self.conv3 = nn.Conv2d(16, 8, (3, 3), (1, 1), (1, 1))
-        self.conv4 = nn.Conv2d(8, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
-        self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
-        init.orthogonal_(self.conv1.weight, init.calculate_gain("relu"))
-        init.orthogonal_(self.conv4.weight)
+        self.features = nn.Sequential(
+            nn.Conv2d(channels, features, 5, padding=2), nn.PReLU(features),
+            nn.Conv2d(features, features, 3, padding=1), nn.PReLU(features),
+        )
+        self.to_subpixels = nn.Conv2d(features, channels * factor * factor, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(factor)
+        for module in self.modules():
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
+                nn.init.zeros_(module.bias)
 
-    def forward(self, x):
-        x = self.relu(self.conv1(x))
-        x = self.relu(self.conv2(x))
-        x = self.relu(self.conv3(x))
-        return self.pixel_shuffle(self.conv4(x))
+    def forward(self, low_res):
+        return self.shuffle(self.to_subpixels(self.features(low_res)))
