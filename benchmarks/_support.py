@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import cProfile
 import json
+import pstats
 import socket
+import statistics
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import numpy as np
 
-__all__ = ["Body", "binary_body", "free_port", "histogram_totals", "json_body", "mlp_weights"]
+__all__ = [
+    "Body",
+    "binary_body",
+    "free_port",
+    "histogram_totals",
+    "json_body",
+    "mlp_weights",
+    "profile_calls",
+    "time_interleaved",
+]
 
 
 def free_port() -> int:
@@ -76,3 +90,47 @@ def histogram_totals(base: str, model: str, *names: str) -> dict[str, tuple[floa
                 if line.startswith(f"{name}{kind}{labels}"):
                     total[index] += float(line.rsplit(" ", 1)[1])
     return {name: (total[0], total[1]) for name, total in totals.items()}
+
+
+def time_interleaved(
+    run_torch: Callable[[], Any], run_mininn: Callable[[], Any], repeats: int, warmup: int, budget_s: float
+) -> dict[str, Any]:
+    """Medians and minima of torch and mininn timed run by run, interleaved, so a shared machine's
+    load slows both alike: ``warmup`` untimed pairs, then up to ``repeats`` timed pairs, stopping
+    after ``budget_s`` seconds once 3 pairs are in."""
+    for _ in range(warmup):
+        run_torch()
+        run_mininn()
+    t_times: list[float] = []
+    m_times: list[float] = []
+    start = time.perf_counter()
+    while len(t_times) < repeats:
+        for fn, times in ((run_torch, t_times), (run_mininn, m_times)):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        if len(t_times) >= 3 and time.perf_counter() - start > budget_s:
+            break
+    t_med, m_med = statistics.median(t_times), statistics.median(m_times)
+    return {
+        "torch_ms": round(t_med * 1e3, 3),
+        "mininn_ms": round(m_med * 1e3, 3),
+        "ratio": round(m_med / t_med, 3),
+        "runs": len(t_times),
+        "torch_min_ms": round(min(t_times) * 1e3, 3),
+        "mininn_min_ms": round(min(m_times) * 1e3, 3),
+    }
+
+
+def profile_calls(fn: Callable[[], Any], runs: int = 3, *, cumulative: bool = False) -> None:
+    """Print cProfile's top functions over ``runs`` calls of ``fn`` (after one untimed call)."""
+    fn()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(runs):
+        fn()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(15)
+    if cumulative:
+        stats.sort_stats("cumulative").print_stats(25)

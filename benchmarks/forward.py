@@ -34,14 +34,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
 import json
 import os
 import platform
-import pstats
-import statistics
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +47,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _support import profile_calls, time_interleaved  # noqa: E402
 
 import mininn  # noqa: E402
 import mininn.nn.functional as F  # noqa: E402
@@ -296,44 +294,18 @@ def train_step_case(rng: np.random.Generator) -> Case:
 # ---- timing --------------------------------------------------------------------------------
 def time_case(case: Case, repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
     """Interleaved runs: warm-up, then up to ``repeats`` timed pairs within ``budget_s``."""
-    for _ in range(warmup):
-        case.run_torch()
-        case.run_mininn()
-    t_times: list[float] = []
-    m_times: list[float] = []
-    start = time.perf_counter()
-    while len(t_times) < repeats:
-        for fn, times in ((case.run_torch, t_times), (case.run_mininn, m_times)):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        if len(t_times) >= 3 and time.perf_counter() - start > budget_s:
-            break
-    t_med, m_med = statistics.median(t_times), statistics.median(m_times)
+    times = time_interleaved(case.run_torch, case.run_mininn, repeats, warmup, budget_s)
     return {
         "description": case.description,
-        "torch_ms": round(t_med * 1e3, 3),
-        "mininn_ms": round(m_med * 1e3, 3),
-        "ratio": round(m_med / t_med, 3),
+        **times,
         "target": case.target,
-        "meets_target": m_med / t_med <= case.target,
-        "runs": len(t_times),
-        "torch_min_ms": round(min(t_times) * 1e3, 3),
-        "mininn_min_ms": round(min(m_times) * 1e3, 3),
+        "meets_target": times["ratio"] <= case.target,
         "max_relative_difference": case.agreement,
     }
 
 
 def profile(case: Case, runs: int = 3) -> None:
-    case.run_mininn()
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(runs):
-        case.run_mininn()
-    profiler.disable()
-    stats = pstats.Stats(profiler)
-    stats.sort_stats("tottime").print_stats(15)
-    stats.sort_stats("cumulative").print_stats(25)
+    profile_calls(case.run_mininn, runs, cumulative=True)
 
 
 def main(argv: list[str] | None = None) -> int:

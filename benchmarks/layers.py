@@ -30,13 +30,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import cProfile  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import pstats  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -46,6 +42,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _support import profile_calls, time_interleaved  # noqa: E402
 
 import mininn  # noqa: E402
 from mininn import nn  # noqa: E402
@@ -239,44 +237,19 @@ def transformer_forward() -> Pair:
 # ---- timing ----------------------------------------------------------------------------------
 def time_case(c: Case, pair: Pair, repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
     """Interleaved runs: warm-up, then up to ``repeats`` timed pairs within ``budget_s``."""
-    for _ in range(warmup):
-        pair.run_torch()
-        pair.run_mininn()
-    t_times: list[float] = []
-    m_times: list[float] = []
-    start = time.perf_counter()
-    while len(t_times) < repeats:
-        for fn, times in ((pair.run_torch, t_times), (pair.run_mininn, m_times)):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        if len(t_times) >= 3 and time.perf_counter() - start > budget_s:
-            break
-    t_med, m_med = statistics.median(t_times), statistics.median(m_times)
+    times = time_interleaved(pair.run_torch, pair.run_mininn, repeats, warmup, budget_s)
     return {
         "description": c.description,
-        "torch_ms": round(t_med * 1e3, 3),
-        "mininn_ms": round(m_med * 1e3, 3),
-        "ratio": round(m_med / t_med, 3),
+        **times,
         "target": c.target,
-        "meets_target": m_med / t_med <= c.target,
-        "runs": len(t_times),
-        "torch_min_ms": round(min(t_times) * 1e3, 3),
-        "mininn_min_ms": round(min(m_times) * 1e3, 3),
+        "meets_target": times["ratio"] <= c.target,
         "max_relative_difference": pair.agreement,
     }
 
 
 def profile(c: Case, runs: int = 3) -> None:
     pair = c.build()
-    pair.run_mininn()
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(runs):
-        pair.run_mininn()
-    profiler.disable()
-    stats = pstats.Stats(profiler)
-    stats.sort_stats("tottime").print_stats(15)
+    profile_calls(pair.run_mininn, runs)
 
 
 def print_table(results: dict[str, dict[str, Any]]) -> None:
