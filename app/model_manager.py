@@ -479,6 +479,8 @@ class ModelManager:
                     shutil.copyfile(path, copy / path.name)
                 elif path.is_file() and is_model_file_name(path.name):
                     (copy / path.name).symlink_to(path)
+                elif path.is_dir() and is_model_file_name(path.name):  # a code package, not a version
+                    shutil.copytree(path, copy / path.name)
             (copy / filename).write_bytes(data)
             try:
                 assemble(spec, copy, weights, device, dtype, f"with the uploaded {filename}")

@@ -501,3 +501,21 @@ def test_a_folder_made_by_add_model_serves_on_both_workers_within_a_second(tmp_p
             return len(serving) == 2
 
         assert wait_until(both_serve, 10.0, "both workers serving the new folder") < 1.0
+
+
+def test_an_opted_in_code_upload_is_checked_with_the_folders_code_packages(tmp_path: Path) -> None:
+    repository = tmp_path / "model_repository"
+    folder = repository / "packaged"
+    (folder / "parts").mkdir(parents=True)
+    parts = "from torch import nn\n\n\ndef head():\n    return nn.Linear(3, 2)\n"
+    (folder / "parts" / "__init__.py").write_text(parts)
+    (folder / "model.py").write_text("from .parts import head\n\n\ndef build():\n    return head()\n")
+    spec = {"module": "model.py:build", "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]}
+    (folder / "model.json").write_text(json.dumps(spec))
+    env = {"MININN_API_KEY": KEY, "MININN_SEED_REPOSITORY": "false", "MININN_ALLOW_CODE_UPLOAD": "true"}
+    with run_server(repository, tmp_path / "server.log", **env) as server:
+        server.wait_ready(60)
+        code = b"from .parts import head\n\n\ndef build():\n    return head()  # same model, edited file\n"
+        response = httpx.put(f"{server.base_url}/v2/repository/models/packaged/files/model.py", content=code,
+                             headers=AUTH)
+        assert response.status_code == 200, response.text
