@@ -94,17 +94,25 @@ def code_servable(folder: Path, spec: CodeSpec) -> Servable:
     folder = Path(folder)
     filename, name = parse_module_ref(spec.module)
     if not (folder / filename).is_file():
-        raise ArchitectureError(f"module {spec.module!r}: the model's folder has no {filename}")
+        raise ArchitectureError(
+            f"module {spec.module!r}: the model's folder has no {filename}; put the file there "
+            "(mininn-serve add-model copies it) or name the file that holds the class"
+        )
     with _located(folder):
         code = load_code(folder, filename)
     factory = getattr(code, name, None)
     if not callable(factory):
-        raise ArchitectureError(f"module {spec.module!r}: {filename} defines no class or function {name!r}")
+        found = sorted(k for k, v in vars(code).items() if isinstance(v, type) and issubclass(v, Module))
+        raise ArchitectureError(
+            f"module {spec.module!r}: {filename} defines no class or function {name!r}; "
+            f"its nn.Module classes: {', '.join(found) or 'none'}"
+        )
     with _located(folder):
         module = factory(**dict(spec.init))
     if not isinstance(module, Module):
         raise ArchitectureError(
-            f"module {spec.module!r} returned {type(module).__name__}, not an nn.Module"
+            f"module {spec.module!r} returned {type(module).__name__}, not an nn.Module; name a Module "
+            "class or a function that returns one"
         )
     signature = Signature(_input_specs(spec.inputs, module), _output_specs(spec.outputs))
     architecture = Architecture(
