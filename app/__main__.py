@@ -1,6 +1,6 @@
 """``python -m app`` / ``mininn-serve``: check the settings, then run uvicorn.
 
-``mininn-serve add-model ...`` makes or checks a model folder instead (:mod:`app.model_folder`).
+``mininn-serve add-model ...`` makes or checks a model folder instead (:mod:`app.store.model_folder`).
 
 A bad ``MININN_*`` value stops start-up with exit code 2 and one line per bad
 variable on stderr, no traceback. Start-up logs, once, where the model explorer
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(_usage())
         return 0
     if args and args[0] == "add-model":
-        from app.model_folder import main as add_model
+        from app.store.model_folder import main as add_model
 
         return add_model(args[1:])
     from app.settings import SettingsError, load_settings
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         "timeout_graceful_shutdown": 10,
         # httptools with limits on the request head's size and arrival time (MININN_MAX_HEADER_BYTES,
         # MININN_HEADER_TIMEOUT_S), which uvicorn itself does not bound
-        "http": "app.http_protocol:GuardedHttpToolsProtocol",
+        "http": "app.http.server:GuardedHttpToolsProtocol",
     }
     logging.config.dictConfig(common["log_config"])  # uvicorn applies it again; here for the line below
     url = _base_url(settings.host, settings.port)

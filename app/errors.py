@@ -23,7 +23,7 @@ FastAPI's own validation errors and Starlette's HTTP exceptions (unknown
 route, wrong method) get the same ``{"error": ...}`` shape, which is the only
 error shape ``tritonclient`` understands. An unexpected exception becomes a
 500 whose body names the request id and nothing of the stack
-(:mod:`app.middleware`).
+(:mod:`app.http.middleware`).
 """
 
 from __future__ import annotations

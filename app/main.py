@@ -18,11 +18,11 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import routes
-from app.body_timeout import BodyTimeoutMiddleware
 from app.errors import error_responses, install_error_handlers
-from app.middleware import RequestContextMiddleware
+from app.http.body_timeout import BodyTimeoutMiddleware
+from app.http.middleware import RequestContextMiddleware
 from app.routes import ROUTERS, ui
-from app.service import Service
+from app.runtime.service import Service
 from app.settings import Settings, load_settings
 from app.version import SERVER_NAME, __version__
 
@@ -143,7 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     deadline = {"timeout_s": service.settings.body_timeout_s}
     app.add_middleware(BodyTimeoutMiddleware, **deadline)
     app.add_middleware(RequestContextMiddleware, **context)
-    endpoint = routes.infer.InferenceFastPath(service)
+    endpoint = routes.infer.InferenceFastPath(service.plane)
     app.inference = RequestContextMiddleware(BodyTimeoutMiddleware(endpoint, **deadline), **context)
     for router in ROUTERS:
         codes = next((codes for known, codes in _ERRORS if known is router), _COMMON)

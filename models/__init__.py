@@ -42,11 +42,11 @@ implementation.
 from models import bert, lenet5, mlp, resnet, simple_cnn, zebranet  # noqa: F401 - they register
 from models.code import CodeSpec, ModelCodeError, code_servable
 from models.config import config_to_dict
+from models.demos import seed_repository
 from models.errors import ArchitectureError, InputError, ResourceError
 from models.plugins import ENTRY_POINT_GROUP, load_plugins
 from models.processing import ClassifierProcessor, Processor
 from models.registry import Architecture, available, create, get_architecture, register, unregister
-from models.repository import seed_repository
 from models.serving import Servable, servable
 from models.signature import Signature, TensorSpec
 

@@ -1,7 +1,7 @@
 """Activations: ``POST /v2/models/{m}[/versions/{v}]/activations``.
 
 An inference request (JSON or binary tensors, parsed exactly as for
-``/infer``) plus capture fields; see :mod:`app.activations` for the fields,
+``/infer``) plus capture fields; see :mod:`app.v2.captures` for the fields,
 the response and how concurrent requests stay isolated.
 """
 
@@ -11,14 +11,12 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from app.activations import activations_capture
-from app.auth import require_read
-from app.dependencies import ServiceDep
-from app.model_manager import ModelVersion
-from app.repository import parse_version
-from app.routes._params import ModelName, ModelVersionText
-from app.routes.infer import serve_inference
-from app.service import Service
+from app.http.auth import require_read
+from app.http.dependencies import PlaneDep
+from app.routes._inference import serve_rest_inference
+from app.routes._params import on_both_forms
+from app.runtime.manager import ModelVersion
+from app.v2.captures import activations_capture
 
 __all__ = ["router"]
 
@@ -78,40 +76,26 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post(
-    "/v2/models/{model_name}/activations",
-    summary="Inference with activation capture and interventions",
-    response_class=Response,
-    openapi_extra=_OPENAPI,
-    responses=_RESPONSES,
-)
-async def activations(model_name: ModelName, request: Request, service: ServiceDep) -> Response:
-    """Run the model's highest version with forward hooks on the chosen modules."""
-    return await _activations(request, service, service.manager.version(model_name))
-
-
-@router.post(
-    "/v2/models/{model_name}/versions/{model_version}/activations",
-    summary="Inference with activation capture and interventions, given version",
-    response_class=Response,
-    openapi_extra=_OPENAPI,
-    responses=_RESPONSES,
-)
-async def activations_version(
-    model_name: ModelName, model_version: ModelVersionText, request: Request, service: ServiceDep
-) -> Response:
-    """Run one version of the model with forward hooks on the chosen modules."""
-    version = parse_version(model_version)
-    return await _activations(request, service, service.manager.version(model_name, version))
-
-
-async def _activations(request: Request, service: Service, model: ModelVersion) -> Response:
-    max_elements = service.settings.max_activation_elements
-    return await serve_inference(
+async def activations(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:
+    """Run the model (the highest version, or the one in the path) with hooks on the chosen modules."""
+    max_elements = plane.settings.max_activation_elements
+    return await serve_rest_inference(
         request,
-        service,
+        plane,
         model,
         lambda parsed: activations_capture(
             parsed.document, parsed.parameters, model.module, max_elements=max_elements
         ),
     )
+
+
+on_both_forms(
+    router,
+    "POST",
+    "/activations",
+    activations,
+    summary="Inference with activation capture and interventions",
+    response_class=Response,
+    openapi_extra=_OPENAPI,
+    responses=_RESPONSES,
+)

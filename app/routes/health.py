@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Response
 
-from app.auth import require_read
-from app.dependencies import ManagerDep
 from app.errors import ServiceUnavailableError
+from app.http.auth import require_read
+from app.http.dependencies import ManagerDep
 from app.version import SERVER_NAME, __version__
 
 __all__ = ["EXTENSIONS", "router"]

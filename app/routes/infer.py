@@ -1,52 +1,31 @@
 """Inference: ``POST /v2/models/{m}[/versions/{v}]/infer``, JSON or binary tensors.
 
-The body is read raw (``tritonclient`` sends no ``Content-Type`` and a binary
-tail after the JSON), decompressed per ``Content-Encoding``, parsed against
-the model's inputs, run by the model's :class:`~app.runner.ModelRunner`, and
-encoded per the requested outputs; the response is compressed when the client
-sends ``Accept-Encoding: gzip`` or ``deflate``.
+The endpoint is the REST adapter (:mod:`app.routes._inference`) over
+:meth:`DataPlane.infer <app.runtime.dataplane.DataPlane.infer>`, with the
+capture that an ``/infer`` request's ``capture`` parameter asks for.
+:class:`InferenceFastPath` serves the same endpoint in front of FastAPI.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
-from app.activations import encode_capture_response, infer_capture
-from app.auth import require_read
-from app.batching import BatchingPolicy, cancel_on_disconnect
-from app.dependencies import ServiceDep
 from app.errors import ServiceError, render_service_error
-from app.log import request_id_var
-from app.model_manager import ModelVersion
-from app.protocol import (
-    choose_encoding,
-    compress,
-    decompress,
-    encode_inference_response,
-    parse_inference_request,
-)
-from app.protocol.compression import MIN_COMPRESS_BYTES
-from app.repository import parse_version
-from app.routes._body import read_body
-from app.routes._params import ModelName, ModelVersionText
-from app.service import Service
-
-if TYPE_CHECKING:
-    from app.protocol.request import InferenceRequest
-    from mininn.nn import ActivationCapture
+from app.http.auth import require_read
+from app.http.dependencies import PlaneDep
+from app.routes._inference import serve_rest_inference
+from app.routes._params import on_both_forms
+from app.runtime.dataplane import DataPlane
+from app.runtime.manager import ModelVersion
+from app.v2.captures import infer_capture
 
 __all__ = ["InferenceFastPath", "router"]
-
-logger = logging.getLogger("app.infer")
 
 router = APIRouter(tags=["inference"], dependencies=[Depends(require_read)])
 
@@ -85,30 +64,27 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post(
-    "/v2/models/{model_name}/infer",
+async def infer(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:
+    """Run the model on the request's inputs (the highest version, or the one in the path)."""
+    max_elements = plane.settings.max_activation_elements
+    return await serve_rest_inference(
+        request,
+        plane,
+        model,
+        lambda parsed: infer_capture(parsed.parameters, model.module, max_elements=max_elements),
+    )
+
+
+on_both_forms(
+    router,
+    "POST",
+    "/infer",
+    infer,
     summary="Inference",
     response_class=Response,
     openapi_extra=_OPENAPI,
     responses=_RESPONSES,
 )
-async def infer(model_name: ModelName, request: Request, service: ServiceDep) -> Response:
-    """Run the model's highest version on the request's inputs."""
-    return await _infer(request, service, service.manager.version(model_name))
-
-
-@router.post(
-    "/v2/models/{model_name}/versions/{model_version}/infer",
-    summary="Inference with a given version",
-    response_class=Response,
-    openapi_extra=_OPENAPI,
-    responses=_RESPONSES,
-)
-async def infer_version(
-    model_name: ModelName, model_version: ModelVersionText, request: Request, service: ServiceDep
-) -> Response:
-    """Run one version of the model on the request's inputs."""
-    return await _infer(request, service, service.manager.version(model_name, parse_version(model_version)))
 
 
 _INFER_PATH = re.compile(r"/v2/models/([^/]+)(?:/versions/([^/]+))?/infer")
@@ -128,7 +104,7 @@ class InferenceFastPath:
     sends the ones claimed through a short stack of the service's own
     middleware (request id and metrics, the body deadline) to this endpoint,
     which runs the same code as the routes above (:func:`require_read`,
-    ``manager.version``, :func:`_infer`) and renders errors with the same
+    :meth:`DataPlane.model`, :func:`infer`) and renders errors with the same
     handler, so answers are the same either way
     (``benchmarks/serve_breakdown.py`` measures the difference).
 
@@ -138,11 +114,11 @@ class InferenceFastPath:
     request log and the metrics' ``endpoint`` label.
 
     Args:
-        service: the service whose models it serves.
+        plane: the data plane of the models it serves.
     """
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, plane: DataPlane) -> None:
+        self.plane = plane
 
     @staticmethod
     def claims(scope: Scope) -> bool:
@@ -162,107 +138,13 @@ class InferenceFastPath:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         params = scope["path_params"]
-        version = params.get("model_version")
         request = Request(scope, receive)
         try:
             await require_read(request)
-            model = self.service.manager.version(
-                params["model_name"], None if version is None else parse_version(version)
-            )
-            response = await _infer(request, self.service, model)
+            model = self.plane.model(params["model_name"], params.get("model_version"))
+            response = await infer(model, request, self.plane)
         except ServiceError as exc:
             response = render_service_error(request, exc)
         await response(scope, receive, send)
 
 
-async def _infer(request: Request, service: Service, model: ModelVersion) -> Response:
-    max_elements = service.settings.max_activation_elements
-    return await serve_inference(
-        request,
-        service,
-        model,
-        lambda parsed: infer_capture(parsed.parameters, model.module, max_elements=max_elements),
-    )
-
-
-async def serve_inference(
-    request: Request,
-    service: Service,
-    model: ModelVersion,
-    capture_for: Callable[[InferenceRequest], ActivationCapture | None],
-) -> Response:
-    """Parse, run and encode one inference request; shared by ``/infer`` and ``/activations``.
-
-    ``capture_for`` reads the capture the parsed request asks for (None: plain inference).
-    """
-    started = time.perf_counter_ns()
-    settings = service.settings
-    ok, batch_size, input_ns, output_ns = False, 1, 0, 0
-    try:
-        body = await read_body(request, settings.max_request_bytes)
-        body = decompress(body, request.headers.get("content-encoding"), settings.max_request_bytes)
-        parsed = parse_inference_request(
-            body,
-            request.headers.get("inference-header-content-length"),
-            model=model.name,
-            inputs=model.inputs,
-            outputs=model.outputs,
-            max_batch_size=model.max_batch_size,
-        )
-        capture = capture_for(parsed)
-        batch_size, parsed_at = parsed.batch_size, time.perf_counter_ns()
-        input_ns = parsed_at - started
-        timeout_s = parsed.timeout_us / 1e6 if parsed.timeout_us else settings.request_timeout_ms / 1e3
-        work = model.runner.infer(
-            parsed.inputs,
-            parameters=parsed.parameters,
-            deadline=time.monotonic() + timeout_s,
-            batch_size=batch_size,
-            capture=capture,
-            batching=BatchingPolicy.for_model(model.spec, model.max_batch_size, settings),
-        )
-        outputs = await cancel_on_disconnect(request.receive, work)
-        inferred_at = time.perf_counter_ns()
-        if capture is None:
-            encoded = encode_inference_response(
-                model_name=model.name,
-                model_version=str(model.version),
-                request_id=parsed.id,
-                outputs=outputs,
-                requested=parsed.outputs,
-                datatypes={spec.name: spec.datatype for spec in model.outputs},
-            )
-        else:
-            encoded = encode_capture_response(model, parsed, outputs)
-        response = _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
-        output_ns = time.perf_counter_ns() - inferred_at
-        ok = True
-        logger.debug(
-            "request %s: model %s version %d, batch %d, %.2f ms",
-            request_id_var.get(),
-            model.name,
-            model.version,
-            batch_size,
-            (time.perf_counter_ns() - started) / 1e6,
-        )
-        return response
-    finally:
-        model.statistics.record_request(
-            ok=ok,
-            total_ns=time.perf_counter_ns() - started,
-            batch_size=batch_size,
-            input_ns=input_ns,
-            output_ns=output_ns,
-        )
-
-
-def _response(body: bytes, header_length: int | None, accept_encoding: str | None) -> Response:
-    headers = {"Vary": "Accept-Encoding"}
-    if header_length is not None:
-        headers["Inference-Header-Content-Length"] = str(header_length)
-    encoding = choose_encoding(accept_encoding)
-    if encoding is not None and len(body) >= MIN_COMPRESS_BYTES:
-        body = compress(body, encoding)
-        headers["Content-Encoding"] = encoding
-    media_type = "application/json" if header_length is None else "application/octet-stream"
-    return Response(body, headers=headers, media_type=media_type)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
-from app.auth import require_read
-from app.dependencies import ManagerDep
-from app.inspection import module_tree, parameter_table
-from app.model_manager import ModelVersion
-from app.repository import parse_version
-from app.routes._params import ModelName, ModelVersionText
+from app.http.auth import require_read
+from app.http.dependencies import PlaneDep
+from app.routes._params import on_both_forms
+from app.runtime.manager import ModelVersion
 
 __all__ = ["router"]
 
@@ -74,57 +71,31 @@ _MODULES_EXAMPLE = {
 }
 
 
-@router.get(
-    "/v2/models/{model_name}/parameters",
+async def parameters(
+    model: ModelVersion, plane: PlaneDep, stats: Stats = False, bins: Bins = 20
+) -> dict[str, Any]:
+    """Every parameter and buffer of the version, with totals (and statistics)."""
+    return await plane.parameters(model, stats=stats, bins=bins)
+
+
+async def modules(model: ModelVersion, plane: PlaneDep) -> dict[str, Any]:
+    """The module tree of the version, as ``named_modules()`` walks it."""
+    return plane.modules(model)
+
+
+on_both_forms(
+    router,
+    "GET",
+    "/parameters",
+    parameters,
     summary="Named parameters and buffers",
     responses={200: {"content": {"application/json": {"example": _PARAMETERS_EXAMPLE}}}},
 )
-async def parameters(
-    model_name: ModelName, manager: ManagerDep, stats: Stats = False, bins: Bins = 20
-) -> dict[str, Any]:
-    """Every parameter and buffer of the highest version, with totals (and statistics)."""
-    return await _parameters(manager.version(model_name), stats, bins)
-
-
-@router.get("/v2/models/{model_name}/versions/{model_version}/parameters", summary="Parameters of a version")
-async def version_parameters(
-    model_name: ModelName,
-    model_version: ModelVersionText,
-    manager: ManagerDep,
-    stats: Stats = False,
-    bins: Bins = 20,
-) -> dict[str, Any]:
-    """Every parameter and buffer of one version."""
-    return await _parameters(manager.version(model_name, parse_version(model_version)), stats, bins)
-
-
-@router.get(
-    "/v2/models/{model_name}/modules",
+on_both_forms(
+    router,
+    "GET",
+    "/modules",
+    modules,
     summary="Module tree",
     responses={200: {"content": {"application/json": {"example": _MODULES_EXAMPLE}}}},
 )
-async def modules(model_name: ModelName, manager: ManagerDep) -> dict[str, Any]:
-    """The module tree of the highest version, as ``named_modules()`` walks it."""
-    return _modules(manager.version(model_name))
-
-
-@router.get("/v2/models/{model_name}/versions/{model_version}/modules", summary="Module tree of a version")
-async def version_modules(
-    model_name: ModelName, model_version: ModelVersionText, manager: ManagerDep
-) -> dict[str, Any]:
-    """The module tree of one version."""
-    return _modules(manager.version(model_name, parse_version(model_version)))
-
-
-async def _parameters(version: ModelVersion, stats: bool, bins: int) -> dict[str, Any]:
-    # statistics of a large model take a while: keep the event loop free
-    table = await asyncio.to_thread(parameter_table, version.module, stats=stats, bins=bins)
-    return {"model_name": version.name, "model_version": str(version.version), **table}
-
-
-def _modules(version: ModelVersion) -> dict[str, Any]:
-    return {
-        "model_name": version.name,
-        "model_version": str(version.version),
-        "root": module_tree(version.module),
-    }

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Response
 
-from app.auth import require_read
-from app.dependencies import ServiceDep
-from app.metrics import CONTENT_TYPE_LATEST
+from app.http.auth import require_read
+from app.http.dependencies import ServiceDep
+from app.runtime.metrics import CONTENT_TYPE_LATEST
 
 __all__ = ["router"]
 

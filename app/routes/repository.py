@@ -14,10 +14,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 
 import models
-from app.auth import require_read, require_write
-from app.dependencies import ManagerDep
 from app.errors import ForbiddenError, UnprocessableError
-from app.repository import (
+from app.http.auth import require_read, require_write
+from app.http.body import read_body, read_json_object
+from app.http.dependencies import ManagerDep
+from app.routes._params import ModelName
+from app.store.repository import (
     ModelSpec,
     parse_json,
     parse_spec,
@@ -25,8 +27,6 @@ from app.repository import (
     validate_file_name,
     validate_model_name,
 )
-from app.routes._body import read_body, read_json_object
-from app.routes._params import ModelName
 
 __all__ = ["CODE_UPLOAD_DISABLED", "router"]
 

@@ -1,7 +1,7 @@
 """State dicts over HTTP: upload a new version, download a version, delete a version.
 
 ``PUT /v2/models/{m}/state_dict`` takes the raw bytes of a safetensors, ``.npz``
-or PyTorch ``.pt`` file (see :mod:`app.uploads`); ``GET .../state_dict``
+or PyTorch ``.pt`` file (see :mod:`app.store.uploads`); ``GET .../state_dict``
 streams a version back in the format asked for; ``DELETE
 /v2/models/{m}/versions/{v}`` removes one. Uploads and deletions are write
 endpoints (``MININN_API_KEY``).
@@ -22,12 +22,12 @@ from typing import Annotated, Any, BinaryIO, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from app.auth import require_read, require_write
-from app.dependencies import ManagerDep
 from app.errors import NotFoundError
-from app.model_manager import ModelManager
-from app.repository import parse_version, validate_model_name
-from app.uploads import UploadOptions, upload_state_dict
+from app.http.auth import require_read, require_write
+from app.http.dependencies import ManagerDep
+from app.runtime.manager import ModelManager
+from app.store.repository import parse_version, validate_model_name
+from app.store.uploads import UploadOptions, upload_state_dict
 from mininn.serialization import detect_format
 from mininn.serialization import load as load_checkpoint
 from mininn.serialization import save as save_checkpoint

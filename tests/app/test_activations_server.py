@@ -96,7 +96,7 @@ def test_fifty_mixed_parallel_requests_each_get_their_result_alone(server: Serve
     with ThreadPoolExecutor(max_workers=16) as pool:
         together = list(pool.map(lambda r: _post(server.base_url, r), requests))
     # Plain /infer requests may share a batched forward, which rounds like BLAS does for that
-    # many rows (app/batching.py): equal up to that rounding, as in the in-process twin test.
+    # many rows (app/runtime/batching.py): equal up to that rounding, as in the in-process twin test.
     for i, document in enumerate(together):
         assert_same_document(document, alone[i % len(MIXED)], f"request {i}: {MIXED[i % len(MIXED)]}")
     plain = _post(server.base_url, requests[0])

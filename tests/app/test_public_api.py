@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import app
 import app.errors
-import app.protocol
+import app.v2
 
 
 def test_the_package_exports() -> None:
@@ -12,7 +12,7 @@ def test_the_package_exports() -> None:
 
 
 def test_the_protocol_exports() -> None:
-    assert sorted(app.protocol.__all__) == [
+    assert sorted(app.v2.__all__) == [
         "DATATYPES",
         "EncodedResponse",
         "InferenceRequest",

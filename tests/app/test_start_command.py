@@ -11,7 +11,7 @@ import httpx
 import pytest
 from _app_support import REPO_ROOT, make_repository, run_server, server_env, wait_until
 
-from models.repository import minilm_package_dir
+from models.demos import minilm_package_dir
 
 
 def run_app(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from _upload_support import AUTH, KEY, tree_digest
 from fastapi.testclient import TestClient
 from safetensors.numpy import save as safetensors_bytes
 
-from app.auth import WRITES_DISABLED
+from app.http.auth import WRITES_DISABLED
 
 WEIGHTS = safetensors_bytes(mlp_weights(70))
 WRITES = [

@@ -11,7 +11,7 @@ import pytest
 from _app_support import make_repository, mlp_weights, numpy_mlp, run_server, wait_until
 from _upload_support import KEY, X, infer, tree_digest
 
-from app.repository import ModelRepository
+from app.store.repository import ModelRepository
 
 DECLARED = 64 * 2**20  # the upload says it is 64 MiB; the server dies after a few of them
 

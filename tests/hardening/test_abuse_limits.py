@@ -26,7 +26,7 @@ from _hardening_support import API_KEY, INFER_BODY, bearer, mlp_state
 from fastapi.testclient import TestClient
 
 import mininn
-from app.json_limits import MAX_JSON_DEPTH
+from app.http.json_limits import MAX_JSON_DEPTH
 
 pytestmark = pytest.mark.timeout(120)
 REQUEST_LIMIT = 64 * 1024

@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.protocol.datatypes import DATATYPES
+from app.v2.datatypes import DATATYPES
 
 pytestmark = pytest.mark.timeout(300)
 

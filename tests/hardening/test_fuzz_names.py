@@ -24,7 +24,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.repository import MODEL_NAME_PATTERN
+from app.store.repository import MODEL_NAME_PATTERN
 
 pytestmark = pytest.mark.timeout(300)
 

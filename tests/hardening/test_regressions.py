@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 
 import mininn
 from app.errors import BadRequestError
-from app.json_limits import MAX_JSON_DEPTH, parse_json
+from app.http.json_limits import MAX_JSON_DEPTH, parse_json
 from mininn.serialization import CheckpointError
 
 

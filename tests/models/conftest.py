@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from models.repository import MINILM_PIP, minilm_package_dir
+from models.demos import MINILM_PIP, minilm_package_dir
 
 SENTENCES = [  # plain, accented, CJK, emoji, empty and long texts
     "Hello world!",

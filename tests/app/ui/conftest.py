@@ -24,7 +24,7 @@ import pytest
 from _app_support import MLP_CONFIG, Server, mlp_weights, run_server, write_model
 from _ui_support import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, WIDE, WRITE_KEY
 
-from models.repository import seed_repository
+from models.demos import seed_repository
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from _ui_support import NARROW, WIDE, api, infer_json, output
 
-from models.repository import minilm_package_dir
+from models.demos import minilm_package_dir
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,78 @@
+"""Inference over HTTP: the REST adapter around :meth:`app.runtime.dataplane.DataPlane.infer`.
+
+Read the body raw (``tritonclient`` sends no ``Content-Type`` and a binary
+tail after the JSON), decompress it per ``Content-Encoding``, decode it
+against the model's inputs; then encode the outputs (and captures) as JSON
+or binary tensors and compress per ``Accept-Encoding``. ``/infer`` and
+``/activations`` differ only in the capture they read from the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Request, Response
+
+from app.http.body import read_body
+from app.runtime.batching import cancel_on_disconnect
+from app.runtime.dataplane import DataPlane
+from app.runtime.manager import ModelVersion
+from app.v2 import InferenceRequest, choose_encoding, compress, decompress, parse_inference_request
+from app.v2.captures import encode_results
+from app.v2.compression import MIN_COMPRESS_BYTES
+from mininn.nn import ActivationCapture
+
+__all__ = ["serve_rest_inference"]
+
+
+async def serve_rest_inference(
+    request: Request,
+    plane: DataPlane,
+    model: ModelVersion,
+    capture_for: Callable[[InferenceRequest], ActivationCapture | None],
+) -> Response:
+    """Answer one HTTP inference request on ``model`` through the data plane."""
+    limit = plane.settings.max_request_bytes
+
+    async def decode() -> InferenceRequest:
+        body = await read_body(request, limit)
+        body = decompress(body, request.headers.get("content-encoding"), limit)
+        return parse_inference_request(
+            body,
+            request.headers.get("inference-header-content-length"),
+            model=model.name,
+            inputs=model.inputs,
+            outputs=model.outputs,
+            max_batch_size=model.max_batch_size,
+        )
+
+    def encode(parsed: InferenceRequest, results: dict[str, Any]) -> Response:
+        encoded = encode_results(
+            model_name=model.name,
+            model_version=str(model.version),
+            request=parsed,
+            results=results,
+            datatypes=model.output_datatypes,
+        )
+        return _response(encoded.body, encoded.header_length, request.headers.get("accept-encoding"))
+
+    return await plane.infer(
+        model,
+        decode,
+        encode,
+        capture_for=capture_for,
+        wait=lambda work: cancel_on_disconnect(request.receive, work),
+    )
+
+
+def _response(body: bytes, header_length: int | None, accept_encoding: str | None) -> Response:
+    headers = {"Vary": "Accept-Encoding"}
+    if header_length is not None:
+        headers["Inference-Header-Content-Length"] = str(header_length)
+    encoding = choose_encoding(accept_encoding)
+    if encoding is not None and len(body) >= MIN_COMPRESS_BYTES:
+        body = compress(body, encoding)
+        headers["Content-Encoding"] = encoding
+    media_type = "application/json" if header_length is None else "application/octet-stream"
+    return Response(body, headers=headers, media_type=media_type)

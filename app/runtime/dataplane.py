@@ -1,0 +1,259 @@
+"""The data plane: what every transport asks of the served models, in one place.
+
+A transport (the HTTP routes in :mod:`app.routes`; a gRPC servicer would be a
+second) reads and decodes a request, calls one method here and encodes what
+comes back. Everything between belongs to this module and the objects it
+drives: which version answers, the batching policy and the deadline of an
+inference, cancelling it when the client goes away, activation captures,
+per-version statistics, and the metadata, configuration, parameters and
+module tree of a model.
+
+::
+
+    transport: read, decompress, decode  ->  DataPlane.infer(...)  ->  encode, compress
+                                                  |
+                     ModelManager.version -> ModelRunner -> BatchQueue -> servable.predict
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from app.errors import NotFoundError
+from app.log import request_id_var
+from app.runtime.batching import BatchingPolicy
+from app.runtime.inspection import module_tree, parameter_table
+from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion
+from app.settings import Settings
+from app.store.repository import parse_version
+from app.v2 import InferenceRequest, triton_type
+from mininn.nn import ActivationCapture
+
+__all__ = ["PLATFORM", "DataPlane", "InferenceDecoder", "InferenceEncoder"]
+
+logger = logging.getLogger("app.infer")
+
+PLATFORM = "mininn"
+
+R = TypeVar("R")
+Outputs = dict[str, Any]
+InferenceDecoder = Callable[[], Awaitable[InferenceRequest]]
+"""Reads and decodes the request against the model's inputs (its time counts as input time)."""
+InferenceEncoder = Callable[[InferenceRequest, Outputs], R]
+"""Turns the outputs (and captures) into the transport's response (its time counts as output time)."""
+
+
+@dataclass
+class DataPlane:
+    """The served models, as the transports see them.
+
+    Args:
+        manager: the loaded models.
+        settings: the service's configuration (timeouts, batching, capture limits).
+    """
+
+    manager: ModelManager
+    settings: Settings
+
+    # ---- which model --------------------------------------------------------------------------
+    def model(self, name: str, version: str | int | None = None) -> ModelVersion:
+        """The ready version ``version`` of ``name`` (None or ``""``: the highest).
+
+        Raises:
+            BadRequestError: ``version`` is not a positive integer.
+            NotFoundError: no such model or version.
+            ServiceUnavailableError: the model is not ready.
+        """
+        return self.manager.version(name, parse_version(version))
+
+    # ---- inference ----------------------------------------------------------------------------
+    async def infer(
+        self,
+        model: ModelVersion,
+        decode: InferenceDecoder,
+        encode: InferenceEncoder[R],
+        *,
+        capture_for: Callable[[InferenceRequest], ActivationCapture | None] | None = None,
+        wait: Callable[[Awaitable[Outputs]], Awaitable[Outputs]] | None = None,
+    ) -> R:
+        """Decode, run and encode one inference request on ``model``; statistics record every try.
+
+        The deadline is the request's ``timeout`` parameter (microseconds) or
+        ``MININN_REQUEST_TIMEOUT_MS``; the model's batching policy decides
+        whether the request waits to join others. A request with a capture
+        runs alone, with the capture's hooks active around its forward.
+
+        Args:
+            model: the version that answers (:meth:`model`).
+            decode: reads and parses the request.
+            encode: builds the response from the request and its outputs.
+            capture_for: the activation capture the parsed request asks for (None: none).
+            wait: wraps the wait for the outputs, e.g. to cancel it when the client leaves.
+
+        Raises:
+            ServiceError: a bad request, a full queue (503), a passed deadline (504), a
+                model that rejected the inputs (422).
+        """
+        started = time.perf_counter_ns()
+        ok, batch_size, input_ns, output_ns = False, 1, 0, 0
+        try:
+            request = await decode()
+            capture = capture_for(request) if capture_for is not None else None
+            batch_size, input_ns = request.batch_size, time.perf_counter_ns() - started
+            timeout_ms = request.timeout_us / 1e3 if request.timeout_us else self.settings.request_timeout_ms
+            work = model.runner.infer(
+                request.inputs,
+                parameters=request.parameters,
+                deadline=time.monotonic() + timeout_ms / 1e3,
+                batch_size=batch_size,
+                capture=capture,
+                batching=self.batching(model),
+            )
+            outputs = await (wait(work) if wait is not None else work)
+            inferred_at = time.perf_counter_ns()
+            response = encode(request, outputs)
+            output_ns, ok = time.perf_counter_ns() - inferred_at, True
+            logger.debug(
+                "request %s: model %s version %d, batch %d, %.2f ms",
+                request_id_var.get(),
+                model.name,
+                model.version,
+                batch_size,
+                (time.perf_counter_ns() - started) / 1e6,
+            )
+            return response
+        finally:
+            model.statistics.record_request(
+                ok=ok,
+                total_ns=time.perf_counter_ns() - started,
+                batch_size=batch_size,
+                input_ns=input_ns,
+                output_ns=output_ns,
+            )
+
+    def batching(self, model: ModelVersion) -> BatchingPolicy:
+        """The batching policy of ``model``: its ``dynamic_batching`` over the server's defaults."""
+        return BatchingPolicy.for_model(model.spec, model.max_batch_size, self.settings)
+
+    # ---- describing models --------------------------------------------------------------------
+    def metadata(self, name: str, version: str | int | None = None) -> dict[str, Any]:
+        """The V2 metadata of ``name`` (inputs and outputs once loaded), with its state and reason.
+
+        Answers for a model that is loading or failed too: its versions on disk, state and reason.
+
+        Raises:
+            NotFoundError: no such model, or no such version.
+        """
+        wanted = parse_version(version)
+        entry = self.manager.entry(name)
+        versions = sorted(entry.versions) or self.manager.disk_versions(name)
+        if wanted is not None and wanted not in versions:
+            listed = ", ".join(str(v) for v in versions) or "(none)"
+            raise NotFoundError(f"model '{name}' has no version {wanted}; its versions are {listed}")
+        loaded = _ready_version(entry, wanted)
+        spec = loaded.spec if loaded else None
+        code = {"module": spec.module} if spec is not None and spec.module is not None else {}
+        return {
+            "name": name,
+            "versions": [str(v) for v in versions],
+            "platform": PLATFORM,
+            "inputs": [_tensor(s) for s in loaded.inputs] if loaded else [],
+            "outputs": [_tensor(s) for s in loaded.outputs] if loaded else [],
+            "architecture": spec.architecture if spec else None,
+            **code,
+            "state": entry.state.value,
+            "reason": entry.reason,
+        }
+
+    def config(self, model: ModelVersion) -> dict[str, Any]:
+        """Triton's model configuration of ``model`` (what ``get_model_config`` reads)."""
+        batched = model.max_batch_size > 0
+        spec = model.spec
+        config: dict[str, Any] = {
+            "name": model.name,
+            "platform": PLATFORM,
+            "backend": PLATFORM,
+            "version_policy": {"all": {}},
+            "max_batch_size": model.max_batch_size,
+            "input": [_config_tensor(s, batched, is_input=True) for s in model.inputs],
+            "output": [_config_tensor(s, batched, is_input=False) for s in model.outputs],
+            "instance_group": [_instance_group(model)],
+            "parameters": {
+                "architecture": {"string_value": spec.label},
+                "device": {"string_value": model.device},
+                "dtype": {"string_value": model.dtype},
+            },
+            "mininn": {
+                "architecture": spec.architecture,
+                "config": spec.config,
+                **({"module": spec.module, "init": spec.init} if spec.module else {}),
+                "device": model.device,
+                "dtype": model.dtype,
+                "description": spec.description,
+            },
+        }
+        batching = self.batching(model)
+        if batching.enabled:
+            config["dynamic_batching"] = batching.triton_config(
+                max_queue=self.settings.max_queue, timeout_ms=self.settings.request_timeout_ms
+            )
+        return config
+
+    def statistics(self, name: str | None = None, version: str | int | None = None) -> dict[str, Any]:
+        """Triton's statistics: of every loaded version of every model, of one model, or of one version.
+
+        Raises:
+            NotFoundError: no such model or version (with ``version``: also 503 when not ready).
+        """
+        if name is None:
+            entries = list(self.manager.entries())
+        elif version is not None:
+            return {"model_stats": [self.model(name, version).statistics.as_dict()]}
+        else:
+            entries = [self.manager.entry(name)]
+        rows = [v.statistics.as_dict() for e in entries for _, v in sorted(e.versions.items())]
+        return {"model_stats": rows}
+
+    async def parameters(self, model: ModelVersion, *, stats: bool = False, bins: int = 20) -> dict[str, Any]:
+        """Every parameter and buffer of ``model`` with totals, and statistics per tensor if ``stats``."""
+        # statistics of a large model take a while: keep the event loop free
+        table = await asyncio.to_thread(parameter_table, model.module, stats=stats, bins=bins)
+        return {"model_name": model.name, "model_version": str(model.version), **table}
+
+    def modules(self, model: ModelVersion) -> dict[str, Any]:
+        """The module tree of ``model``, in ``named_modules()`` order."""
+        tree = module_tree(model.module)
+        return {"model_name": model.name, "model_version": str(model.version), "root": tree}
+
+
+def _ready_version(entry: ModelEntry, version: int | None) -> ModelVersion | None:
+    if entry.state is not ModelState.READY:
+        return None
+    return entry.latest if version is None else entry.versions.get(version)
+
+
+def _tensor(spec: Any) -> dict[str, Any]:
+    return {"name": spec.name, "datatype": spec.datatype, "shape": list(spec.shape)}
+
+
+def _config_tensor(spec: Any, batched: bool, *, is_input: bool) -> dict[str, Any]:
+    dims = list(spec.shape[1:] if batched else spec.shape)
+    tensor: dict[str, Any] = {"name": spec.name, "data_type": triton_type(spec.datatype), "dims": dims}
+    if is_input:
+        tensor.update(format="FORMAT_NONE", optional=False)
+    return tensor
+
+
+def _instance_group(model: ModelVersion) -> dict[str, Any]:
+    group: dict[str, Any] = {"name": f"{model.name}_0", "count": 1}
+    if model.device.startswith("cuda"):
+        _, _, index = model.device.partition(":")
+        group.update(kind="KIND_GPU", gpus=[int(index or 0)])
+    else:
+        group["kind"] = "KIND_CPU"
+    return group
