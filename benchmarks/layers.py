@@ -29,9 +29,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -43,21 +40,23 @@ import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _support import profile_calls, time_interleaved  # noqa: E402
+from _compare import (  # noqa: E402
+    Pair,
+    agreement,
+    case_parser,
+    copy_weights,
+    first_output,
+    forward_pair,
+    print_table,
+    report,
+    time_pair,
+)
+from _support import profile_calls, write_report  # noqa: E402
 
 import mininn  # noqa: E402
 from mininn import nn  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "layers.json"
-
-
-@dataclass
-class Pair:
-    """The two callables of a case and how closely their outputs agree."""
-
-    run_torch: Callable[[], Any]
-    run_mininn: Callable[[], Any]
-    agreement: float  # max |mininn - torch| / max |torch| over the checked outputs
 
 
 @dataclass
@@ -82,66 +81,31 @@ def case(name: str, description: str, target: float) -> Callable[[Callable[[], P
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-def copy_weights(t_model: torch.nn.Module, m_model: nn.Module) -> None:
-    """Load torch's state dict into the mininn twin (strict: every key must match)."""
-    state = {k: mininn.tensor(v.detach().cpu().numpy().copy()) for k, v in t_model.state_dict().items()}
-    m_model.load_state_dict(state)
-
-
-def _first(out: Any) -> Any:
-    """The output tensor of a layer that returns ``(output, state)``."""
-    return out[0] if isinstance(out, tuple) else out
-
-
-def agreement(m_out: Any, t_out: Any) -> float:
-    ref = _first(t_out).detach().numpy()
-    diff = np.abs(_first(m_out).detach().numpy() - ref).max()
-    return float(diff / max(np.abs(ref).max(), 1e-30))
-
-
-def forward_pair(t_layer: torch.nn.Module, m_layer: nn.Module, x: np.ndarray) -> Pair:
-    """Eval-mode, no-grad forward of both layers on ``x``."""
-    t_layer.eval()
-    m_layer.eval()
-    tx, mx = torch.from_numpy(x), mininn.tensor(x)
-
-    def run_torch() -> Any:
-        with torch.no_grad():
-            return t_layer(tx)
-
-    def run_mininn() -> Any:
-        with mininn.no_grad():
-            return m_layer(mx)
-
-    return Pair(run_torch, run_mininn, agreement(run_mininn(), run_torch()))
-
-
 def train_step_pair(t_layer: torch.nn.Module, m_layer: nn.Module, x: np.ndarray) -> Pair:
     """Forward + ``output.sum()`` + backward into the parameters and the input, grads zeroed first."""
     t_layer.train()
     m_layer.train()
     tx = torch.from_numpy(x).requires_grad_(True)
     mx = mininn.tensor(x, requires_grad=True)
-
-    def run_torch() -> Any:
-        t_layer.zero_grad()
-        tx.grad = None
-        out = t_layer(tx)
-        _first(out).sum().backward()
-        return out
-
-    def run_mininn() -> Any:
-        m_layer.zero_grad()
-        mx.grad = None
-        out = m_layer(mx)
-        _first(out).sum().backward()
-        return out
-
+    run_torch, run_mininn = _train_step(t_layer, tx), _train_step(m_layer, mx)
     out_agreement = agreement(run_mininn(), run_torch())
     grads = [(mp.grad, tp.grad) for mp, tp in zip(m_layer.parameters(), t_layer.parameters())]
     grads.append((mx.grad, tx.grad))
     grad_agreement = max(agreement(m, t) for m, t in grads)
     return Pair(run_torch, run_mininn, max(out_agreement, grad_agreement))
+
+
+def _train_step(layer: Any, x: Any) -> Callable[[], Any]:
+    """One step of ``layer`` (torch's or mininn's: the same calls) on ``x``, gradients zeroed first."""
+
+    def run() -> Any:
+        layer.zero_grad()
+        x.grad = None
+        out = layer(x)
+        first_output(out).sum().backward()
+        return out
+
+    return run
 
 
 # ---- cases -----------------------------------------------------------------------------------
@@ -158,24 +122,19 @@ def _recurrent(cls_name: str) -> tuple[torch.nn.Module, nn.Module, np.ndarray]:
     return t_layer, m_layer, x
 
 
-@case("lstm_forward", f"LSTM forward (no_grad), {RNN_SHAPE}", 1.5)
-def lstm_forward() -> Pair:
-    return forward_pair(*_recurrent("LSTM"))
+def _recurrent_cases(cls_name: str) -> None:
+    """Register ``<name>_forward`` and ``<name>_train_step`` for ``nn.<cls_name>``."""
+    name = cls_name.lower()
+    case(f"{name}_forward", f"{cls_name} forward (no_grad), {RNN_SHAPE}", 1.5)(
+        lambda: forward_pair(*_recurrent(cls_name))
+    )
+    case(f"{name}_train_step", f"{cls_name} forward+backward, {RNN_SHAPE}", 1.5)(
+        lambda: train_step_pair(*_recurrent(cls_name))
+    )
 
 
-@case("lstm_train_step", f"LSTM forward+backward, {RNN_SHAPE}", 1.5)
-def lstm_train_step() -> Pair:
-    return train_step_pair(*_recurrent("LSTM"))
-
-
-@case("gru_forward", f"GRU forward (no_grad), {RNN_SHAPE}", 1.5)
-def gru_forward() -> Pair:
-    return forward_pair(*_recurrent("GRU"))
-
-
-@case("gru_train_step", f"GRU forward+backward, {RNN_SHAPE}", 1.5)
-def gru_train_step() -> Pair:
-    return train_step_pair(*_recurrent("GRU"))
+for _cls_name in ("LSTM", "GRU"):
+    _recurrent_cases(_cls_name)
 
 
 class _Interpolate(torch.nn.Module):
@@ -234,44 +193,10 @@ def transformer_forward() -> Pair:
     return Pair(run_torch, run_mininn, agreement(run_mininn(), run_torch()))
 
 
-# ---- timing ----------------------------------------------------------------------------------
-def time_case(c: Case, pair: Pair, repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
-    """Interleaved runs: warm-up, then up to ``repeats`` timed pairs within ``budget_s``."""
-    times = time_interleaved(pair.run_torch, pair.run_mininn, repeats, warmup, budget_s)
-    return {
-        "description": c.description,
-        **times,
-        "target": c.target,
-        "meets_target": times["ratio"] <= c.target,
-        "max_relative_difference": pair.agreement,
-    }
-
-
-def profile(c: Case, runs: int = 3) -> None:
-    pair = c.build()
-    profile_calls(pair.run_mininn, runs)
-
-
-def print_table(results: dict[str, dict[str, Any]]) -> None:
-    header = f"{'case':<18}{'torch ms':>11}{'mininn ms':>11}{'ratio':>8}{'target':>8}  ok   rel.diff"
-    print(header)
-    print("-" * len(header))
-    for name, r in results.items():
-        ok = "yes" if r["meets_target"] else "NO"
-        print(f"{name:<18}{r['torch_ms']:>11.2f}{r['mininn_ms']:>11.2f}{r['ratio']:>8.2f}"
-              f"{r['target']:>8.2f}  {ok:<4} {r['max_relative_difference']:.1e}")
-
-
+# ---- main ------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="seconds of timed runs per case at most (after 3 runs)")
-    parser.add_argument("--only", default=None, help="comma-separated case names")
+    parser = case_parser(__doc__, RESULTS, repeats=7, warmup=1)
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
-    parser.add_argument("--profile", default=None, help="profile mininn on this case instead")
-    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.list:
@@ -279,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.name:<18}{c.description}")
         return 0
     if args.profile:
-        profile(CASES[args.profile])
+        profile_calls(CASES[args.profile].build().run_mininn)
         return 0
     names = args.only.split(",") if args.only else list(CASES)
     unknown = [n for n in names if n not in CASES]
@@ -288,22 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in names:
         c = CASES[name]
-        results[name] = time_case(c, c.build(), args.repeats, args.warmup, args.budget)
+        results[name] = time_pair(c.build(), c.description, c.target, args.repeats, args.warmup, args.budget)
     print_table(results)
-    report = {
-        "machine": {"platform": platform.platform(), "processor": platform.processor(),
-                    "cpu_count": os.cpu_count(), "python": platform.python_version(),
-                    "load_average": os.getloadavg()},
-        "versions": {"numpy": np.__version__, "torch": torch.__version__},
-        "threads": {"torch": torch.get_num_threads(),
-                    **{k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}},
-        "method": "one thread each; torch and mininn runs interleaved; median of runs after warm-up; "
-                  "ratio = mininn / torch",
-        "cases": results,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote {args.output}")
+    threads = {"torch": torch.get_num_threads(),
+               **{k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
+    write_report(args.output, report("one thread each", threads=threads, cases=results))
     return 0
 
 

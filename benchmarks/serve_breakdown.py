@@ -31,7 +31,7 @@ queue wait. The variants:
   ten numbers: what HTTP and the parse alone cost per request.
 
 It also times the request body's parse in-process: ``json.loads``,
-``orjson.loads`` and ``app.protocol.parse_inference_request``. Variants run in
+``orjson.loads`` and ``app.v2.parse_inference_request``. Variants run in
 interleaved rounds so the machine's load hits them alike; the figures move with
 that load, the comparisons much less.
 """
@@ -58,7 +58,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_load as sl  # noqa: E402  (the sibling benchmark: repository, client, server helpers)
-from _support import histogram_totals  # noqa: E402
+from _support import histogram_totals, write_report  # noqa: E402
 
 CLIENTS = 32
 SERVER = """
@@ -68,16 +68,16 @@ app.main.SWITCH_INTERVAL_S = {switch}
 if {router}:
     app.routes.infer._INFER_PATH = re.compile(r"(?!)")  # never matches: FastAPI's router serves /infer
 if {stand_in}:
-    import time, numpy as np, app.runner
+    import time, numpy as np, app.runtime.runner
     forward_s = {stand_in}  # batch rows -> seconds the forward takes alone
-    real = app.runner.ModelRunner.predict
+    real = app.runtime.runner.ModelRunner.predict
     def predict(self, inputs):
         if not self.name.startswith("mlp"):
             return real(self, inputs)
         rows = len(inputs["input"])
         time.sleep(forward_s[rows])
         return {{"output": np.zeros((rows, 10), np.float32)}}
-    app.runner.ModelRunner.predict = predict
+    app.runtime.runner.ModelRunner.predict = predict
 from app.__main__ import main
 sys.exit(main([]))
 """
@@ -186,7 +186,7 @@ def forward_seconds(max_rows: int) -> dict[int, float]:
 
 
 def parse_times(body: bytes) -> dict[str, float]:
-    from app.protocol import parse_inference_request
+    from app.v2 import parse_inference_request
     from models.signature import TensorSpec
 
     inputs, outputs = [TensorSpec("input", "FP32", (-1, 784))], [TensorSpec("output", "FP32", (-1, 10))]
@@ -317,9 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         "forward_alone_ms": {rows: seconds * 1e3 for rows, seconds in forward_s.items()},
         "variants": rounds,
     }
-    opts.output.parent.mkdir(parents=True, exist_ok=True)
-    opts.output.write_text(json.dumps(results, indent=1) + "\n")
-    print(f"wrote {opts.output}")
+    write_report(opts.output, results, indent=1)
     return 0
 
 

@@ -291,17 +291,24 @@ class BertSelfAttention(nn.Module):
         return context.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
 
 
-class BertSelfOutput(nn.Module):
-    """Projection of the attention result, dropout, residual, LayerNorm."""
+class _DenseResidualNorm(nn.Module):
+    """``LayerNorm(dropout(dense(hidden_states)) + input_tensor)``: how both halves of a layer end."""
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(self, in_features: int, config: BertConfig) -> None:
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dense = nn.Linear(in_features, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: Tensor, input_tensor: Tensor) -> Tensor:
         return self.LayerNorm(self.dropout(self.dense(hidden_states)) + input_tensor)  # (B, T, C)
+
+
+class BertSelfOutput(_DenseResidualNorm):
+    """Projection of the attention result, dropout, residual, LayerNorm."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config.hidden_size, config)
 
 
 class BertAttention(nn.Module):
@@ -328,17 +335,11 @@ class BertIntermediate(nn.Module):
         return self.intermediate_act_fn(self.dense(hidden_states))  # (B, T, intermediate_size)
 
 
-class BertOutput(nn.Module):
+class BertOutput(_DenseResidualNorm):
     """The narrowing half of the feed-forward block, dropout, residual, LayerNorm."""
 
     def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-
-    def forward(self, hidden_states: Tensor, input_tensor: Tensor) -> Tensor:
-        return self.LayerNorm(self.dropout(self.dense(hidden_states)) + input_tensor)  # (B, T, C)
+        super().__init__(config.intermediate_size, config)
 
 
 class BertLayer(nn.Module):

@@ -12,9 +12,8 @@ from typing import Literal
 import mininn.nn.functional as F
 from mininn import Tensor, nn
 from models.config import require
-from models.processing import ClassifierProcessor
-from models.registry import Architecture, register
-from models.signature import Signature, image_classifier_signature
+from models.image_classifier import image_classifier
+from models.registry import register
 
 __all__ = ["LeNet5", "LeNet5Config"]
 
@@ -65,19 +64,11 @@ class LeNet5(nn.Module):
         return x.relu() if self.config.activation == "relu" else x.tanh()
 
 
-def signature(config: LeNet5Config) -> Signature:
-    """``image`` FP32 [-1, C, S, S] -> ``logits``, ``probabilities`` FP32 [-1, num_classes]."""
-    size = config.image_size
-    return image_classifier_signature(config.in_channels, size, size, config.num_classes)
-
-
 ARCHITECTURE = register(
-    Architecture(
-        name="lenet5",
-        config_cls=LeNet5Config,
-        build=LeNet5,
-        signature=signature,
-        processor=ClassifierProcessor,
+    image_classifier(
+        "lenet5",
+        LeNet5Config,
+        LeNet5,
         description="LeNet-5 (PyTorch tutorial layout), 28x28 digits by default",
     )
 )

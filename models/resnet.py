@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from mininn import Tensor, nn
 from models.config import require
-from models.processing import ClassifierProcessor
-from models.registry import Architecture, register
-from models.signature import Signature, image_classifier_signature
+from models.image_classifier import image_classifier
+from models.registry import register
 
 __all__ = ["BasicBlock", "ResNet", "ResNetConfig", "resnet18", "resnet34"]
 
@@ -129,20 +128,5 @@ def resnet34(config: ResNetConfig) -> ResNet:
     return ResNet((3, 4, 6, 3), config)
 
 
-def signature(config: ResNetConfig) -> Signature:
-    """``image`` FP32 [-1, C, S, S] -> ``logits``, ``probabilities`` FP32 [-1, num_classes]."""
-    size = config.image_size
-    return image_classifier_signature(config.in_channels, size, size, config.num_classes)
-
-
 for _name, _build in (("resnet18", resnet18), ("resnet34", resnet34)):
-    register(
-        Architecture(
-            name=_name,
-            config_cls=ResNetConfig,
-            build=_build,
-            signature=signature,
-            processor=ClassifierProcessor,
-            description=f"torchvision {_name} (BasicBlock)",
-        )
-    )
+    register(image_classifier(_name, ResNetConfig, _build, description=f"torchvision {_name} (BasicBlock)"))

@@ -6,11 +6,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["DATATYPES", "Signature", "TensorSpec", "image_classifier_signature", "numpy_dtype"]
+__all__ = [
+    "DATATYPES",
+    "V2_DATATYPES",
+    "Signature",
+    "TensorSpec",
+    "image_classifier_signature",
+    "numpy_dtype",
+]
 
-# V2 datatype -> NumPy dtype; BYTES tensors are object arrays of ``bytes``.
-DATATYPES: dict[str, np.dtype] = {
+V2_DATATYPES: dict[str, np.dtype] = {
     "BOOL": np.dtype(np.bool_),
+    "UINT8": np.dtype(np.uint8),
+    "UINT16": np.dtype(np.uint16),
+    "UINT32": np.dtype(np.uint32),
+    "UINT64": np.dtype(np.uint64),
+    "INT8": np.dtype(np.int8),
+    "INT16": np.dtype(np.int16),
     "INT32": np.dtype(np.int32),
     "INT64": np.dtype(np.int64),
     "FP16": np.dtype(np.float16),
@@ -18,6 +30,22 @@ DATATYPES: dict[str, np.dtype] = {
     "FP64": np.dtype(np.float64),
     "BYTES": np.dtype(object),
 }
+"""Every Open Inference Protocol datatype -> the NumPy dtype that carries it (``BF16`` with ``ml_dtypes``).
+
+``BYTES`` tensors are object arrays of ``bytes``. The server's codecs
+(``app.v2``) read and write all of them.
+"""
+try:
+    import ml_dtypes
+
+    V2_DATATYPES["BF16"] = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
+
+DATATYPES: dict[str, np.dtype] = {
+    name: V2_DATATYPES[name] for name in ("BOOL", "INT32", "INT64", "FP16", "FP32", "FP64", "BYTES")
+}
+"""The datatypes a model's inputs and outputs may declare (a subset of :data:`V2_DATATYPES`)."""
 
 
 def numpy_dtype(datatype: str) -> np.dtype:

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 import mininn.nn.functional as F
 from mininn import Tensor, nn
 from models.config import require
-from models.processing import ClassifierProcessor
-from models.registry import Architecture, register
-from models.signature import Signature, image_classifier_signature
+from models.image_classifier import image_classifier
+from models.registry import register
 
 __all__ = ["SimpleCNNConfig", "SimpleModel"]
 
@@ -46,19 +45,11 @@ class SimpleModel(nn.Module):
         return self.fc(x.flatten(1))  # (B, num_classes)
 
 
-def signature(config: SimpleCNNConfig) -> Signature:
-    """``image`` FP32 [-1, C, S, S] -> ``logits``, ``probabilities`` FP32 [-1, num_classes]."""
-    size = config.image_size
-    return image_classifier_signature(config.in_channels, size, size, config.num_classes)
-
-
 ARCHITECTURE = register(
-    Architecture(
-        name="simple_cnn",
-        config_cls=SimpleCNNConfig,
-        build=SimpleModel,
-        signature=signature,
-        processor=ClassifierProcessor,
+    image_classifier(
+        "simple_cnn",
+        SimpleCNNConfig,
+        SimpleModel,
         description="two 5x5 convolutions with ReLU and a linear classifier (the seeds' SimpleModel)",
     )
 )

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 from mininn import Tensor, nn
 from models.config import require
-from models.processing import ClassifierProcessor
-from models.registry import Architecture, register
-from models.signature import Signature, image_classifier_signature
+from models.image_classifier import image_classifier
+from models.registry import register
 
 __all__ = ["ZebraNet", "ZebraNetConfig"]
 
@@ -77,19 +76,11 @@ class ZebraNet(nn.Module):
         return self.classifier(x)  # (B, num_classes)
 
 
-def signature(config: ZebraNetConfig) -> Signature:
-    """``image`` FP32 [-1, C, S, S] -> ``logits``, ``probabilities`` FP32 [-1, num_classes]."""
-    size = config.image_size
-    return image_classifier_signature(config.in_channels, size, size, config.num_classes)
-
-
 ARCHITECTURE = register(
-    Architecture(
-        name="zebranet",
-        config_cls=ZebraNetConfig,
-        build=ZebraNet,
-        signature=signature,
-        processor=ClassifierProcessor,
+    image_classifier(
+        "zebranet",
+        ZebraNetConfig,
+        ZebraNet,
         description="AlexNet-style classifier (torchvision AlexNet layout)",
     )
 )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import Request
 from starlette.requests import ClientDisconnect
 
-from app.errors import BadRequestError, ClientDisconnectedError, PayloadTooLargeError, UnprocessableError
-from app.http.json_limits import parse_json
+from app.errors import ClientDisconnectedError, PayloadTooLargeError, UnprocessableError
+from app.http.json_limits import load_json
 
 __all__ = ["read_body", "read_json_object"]
 
@@ -53,10 +52,7 @@ async def read_json_object(request: Request, limit: int = 1 << 20) -> dict[str, 
     body = await read_body(request, limit)
     if not body.strip():
         return {}
-    try:
-        document = parse_json(body, "request body")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequestError(f"request body is not valid JSON: {exc}") from None
+    document = load_json(body, "request body")
     if not isinstance(document, dict):
         raise UnprocessableError("request body must be a JSON object")
     return document

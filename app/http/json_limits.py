@@ -31,7 +31,7 @@ import orjson
 
 from app.errors import BadRequestError
 
-__all__ = ["MAX_JSON_DEPTH", "parse_json"]
+__all__ = ["MAX_JSON_DEPTH", "load_json", "parse_json"]
 
 MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects accepted in a request's JSON."""
@@ -61,6 +61,18 @@ def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True) -> 
     if _openings(text) > MAX_JSON_DEPTH and _deeper_than(document, MAX_JSON_DEPTH):
         raise _too_deep(what)
     return document
+
+
+def load_json(text: str | bytes, what: str) -> Any:
+    """:func:`parse_json` for callers whose client sent the text: what is not JSON is a 400 naming ``what``.
+
+    Raises:
+        BadRequestError: not JSON, not UTF-8/16/32, or nested too deep.
+    """
+    try:
+        return parse_json(text, what)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequestError(f"{what} is not valid JSON: {exc}") from None
 
 
 def _openings(text: str | bytes) -> int:

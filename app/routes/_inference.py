@@ -23,7 +23,7 @@ from app.v2.captures import encode_results
 from app.v2.compression import MIN_COMPRESS_BYTES
 from mininn.nn import ActivationCapture
 
-__all__ = ["serve_rest_inference"]
+__all__ = ["inference_openapi", "inference_responses", "serve_rest_inference"]
 
 
 async def serve_rest_inference(
@@ -76,3 +76,26 @@ def _response(body: bytes, header_length: int | None, accept_encoding: str | Non
         headers["Content-Encoding"] = encoding
     media_type = "application/json" if header_length is None else "application/octet-stream"
     return Response(body, headers=headers, media_type=media_type)
+
+
+def inference_openapi(description: str, example: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI request body of an inference endpoint: JSON, or JSON followed by binary tensors."""
+    content = {
+        "application/json": {"example": example},
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+    }
+    return {"requestBody": {"description": description, "content": content}}
+
+
+def inference_responses(example: dict[str, Any], **described: str) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI responses of an inference endpoint; ``described`` adds or rewords codes (``e413=``)."""
+    responses: dict[int | str, dict[str, Any]] = {
+        200: {"content": {"application/json": {"example": example}}},
+        400: {"description": "malformed body, header or binary framing"},
+        404: {"description": "unknown model or version"},
+        413: {"description": "body over MININN_MAX_REQUEST_BYTES"},
+        422: {"description": "inputs or outputs do not fit the model (names, datatypes, shapes)"},
+        503: {"description": "model not ready, or its queue is full (Retry-After)"},
+    }
+    responses.update({int(code.lstrip("e")): {"description": text} for code, text in described.items()})
+    return responses

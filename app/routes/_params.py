@@ -16,20 +16,24 @@ __all__ = ["ModelName", "ModelRef", "ModelVersionText", "on_both_forms"]
 
 # The patterns are documented (json_schema_extra) rather than enforced by FastAPI, so that a bad
 # name or version gets the service's own 400 message from app.store.repository.
+def _documented(description: str, example: str, pattern: str) -> Any:
+    return Path(description=description, examples=[example], json_schema_extra={"pattern": pattern})
+
+
 ModelName = Annotated[
     str,
-    Path(
-        description="Model name: 1-64 letters, digits, '_', '.' or '-'.",
-        examples=["digits"],
-        json_schema_extra={"pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
+    _documented(
+        "Model name: 1-64 letters, digits, '_', '.' or '-'.",
+        "digits",
+        "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
     ),
 ]
 ModelVersionText = Annotated[
     str,
-    Path(
-        description="Model version, a positive integer; omit the /versions/{v} part for the highest.",
-        examples=["1"],
-        json_schema_extra={"pattern": "^[1-9][0-9]{0,17}$"},
+    _documented(
+        "Model version, a positive integer; omit the /versions/{v} part for the highest.",
+        "1",
+        "^[1-9][0-9]{0,17}$",
     ),
 ]
 

@@ -7,13 +7,11 @@ the response and how concurrent requests stay isolated.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Depends, Request, Response
 
 from app.http.auth import require_read
 from app.http.dependencies import PlaneDep
-from app.routes._inference import serve_rest_inference
+from app.routes._inference import inference_openapi, inference_responses, serve_rest_inference
 from app.routes._params import on_both_forms
 from app.runtime.manager import ModelVersion
 from app.v2.captures import activations_capture
@@ -49,31 +47,21 @@ _RESPONSE_EXAMPLE = {
         }
     ],
 }
-_OPENAPI: dict[str, Any] = {
-    "requestBody": {
-        "description": (
-            "An Open Inference Protocol request (JSON, or JSON followed by binary tensors) with "
-            "the extra keys 'modules' (names or glob patterns over named_modules(); '*' matches "
-            "dots too), 'capture' (output | input | both), 'reduce' (none | stats), 'bins' and "
-            "'interventions' (a list of {module, op: zero | scale | add | set, value, index, "
-            "element}); the keys may also sit in 'parameters'."
-        ),
-        "content": {
-            "application/json": {"example": _REQUEST_EXAMPLE},
-            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-        },
-    },
-}
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"application/json": {"example": _RESPONSE_EXAMPLE}}},
-    400: {"description": "malformed body, header or binary framing"},
-    404: {"description": "unknown model or version"},
-    413: {"description": "body over MININN_MAX_REQUEST_BYTES, or captures over "
-                         "MININN_MAX_ACTIVATION_ELEMENTS"},
-    422: {"description": "a bad field (named), an unknown module (closest names listed), or inputs "
-                         "that do not fit the model"},
-    503: {"description": "model not ready, or its queue is full (Retry-After)"},
-}
+_OPENAPI = inference_openapi(
+    (
+        "An Open Inference Protocol request (JSON, or JSON followed by binary tensors) with "
+        "the extra keys 'modules' (names or glob patterns over named_modules(); '*' matches "
+        "dots too), 'capture' (output | input | both), 'reduce' (none | stats), 'bins' and "
+        "'interventions' (a list of {module, op: zero | scale | add | set, value, index, "
+        "element}); the keys may also sit in 'parameters'."
+    ),
+    _REQUEST_EXAMPLE,
+)
+_RESPONSES = inference_responses(
+    _RESPONSE_EXAMPLE,
+    e413="body over MININN_MAX_REQUEST_BYTES, or captures over MININN_MAX_ACTIVATION_ELEMENTS",
+    e422="a bad field (named), an unknown module (closest names listed), or inputs that do not fit the model",
+)
 
 
 async def activations(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:

@@ -9,7 +9,6 @@ capture that an ``/infer`` request's ``capture`` parameter asks for.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.routing import APIRoute
@@ -19,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 from app.errors import ServiceError, render_service_error
 from app.http.auth import require_read
 from app.http.dependencies import PlaneDep
-from app.routes._inference import serve_rest_inference
+from app.routes._inference import inference_openapi, inference_responses, serve_rest_inference
 from app.routes._params import on_both_forms
 from app.runtime.dataplane import DataPlane
 from app.runtime.manager import ModelVersion
@@ -40,28 +39,18 @@ _RESPONSE_EXAMPLE = {
     "id": "42",
     "outputs": [{"name": "output", "datatype": "FP32", "shape": [1, 2], "data": [0.53, -0.12]}],
 }
-_OPENAPI: dict[str, Any] = {
-    "requestBody": {
-        "description": (
-            "An Open Inference Protocol request: JSON, or JSON followed by binary tensors whose "
-            "JSON length is in the Inference-Header-Content-Length header. May be gzip- or "
-            "deflate-compressed (Content-Encoding)."
-        ),
-        "content": {
-            "application/json": {"example": _REQUEST_EXAMPLE},
-            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-        },
-    },
-}
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"application/json": {"example": _RESPONSE_EXAMPLE}}},
-    400: {"description": "malformed body, header or binary framing"},
-    404: {"description": "unknown model or version"},
-    413: {"description": "body over MININN_MAX_REQUEST_BYTES"},
-    422: {"description": "inputs or outputs do not fit the model (names, datatypes, shapes)"},
-    503: {"description": "model not ready, or its queue is full (Retry-After)"},
-    504: {"description": "its timeout (parameter, microseconds, or MININN_REQUEST_TIMEOUT_MS) passed"},
-}
+_OPENAPI = inference_openapi(
+    (
+        "An Open Inference Protocol request: JSON, or JSON followed by binary tensors whose "
+        "JSON length is in the Inference-Header-Content-Length header. May be gzip- or "
+        "deflate-compressed (Content-Encoding)."
+    ),
+    _REQUEST_EXAMPLE,
+)
+_RESPONSES = inference_responses(
+    _RESPONSE_EXAMPLE,
+    e504="its timeout (parameter, microseconds, or MININN_REQUEST_TIMEOUT_MS) passed",
+)
 
 
 async def infer(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:

@@ -83,19 +83,9 @@ async def modules(model: ModelVersion, plane: PlaneDep) -> dict[str, Any]:
     return plane.modules(model)
 
 
-on_both_forms(
-    router,
-    "GET",
-    "/parameters",
-    parameters,
-    summary="Named parameters and buffers",
-    responses={200: {"content": {"application/json": {"example": _PARAMETERS_EXAMPLE}}}},
-)
-on_both_forms(
-    router,
-    "GET",
-    "/modules",
-    modules,
-    summary="Module tree",
-    responses={200: {"content": {"application/json": {"example": _MODULES_EXAMPLE}}}},
-)
+for tail, endpoint, summary, example in (
+    ("/parameters", parameters, "Named parameters and buffers", _PARAMETERS_EXAMPLE),
+    ("/modules", modules, "Module tree", _MODULES_EXAMPLE),
+):
+    ok = {200: {"content": {"application/json": {"example": example}}}}
+    on_both_forms(router, "GET", tail, endpoint, summary=summary, responses=ok)

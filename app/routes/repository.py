@@ -18,10 +18,10 @@ from app.errors import ForbiddenError, UnprocessableError
 from app.http.auth import require_read, require_write
 from app.http.body import read_body, read_json_object
 from app.http.dependencies import ManagerDep
+from app.http.json_limits import load_json
 from app.routes._params import ModelName
 from app.store.repository import (
     ModelSpec,
-    parse_json,
     parse_spec,
     spec_from_document,
     validate_file_name,
@@ -126,13 +126,18 @@ async def list_architectures() -> dict[str, Any]:
     return {"architectures": [models.get_architecture(name).describe() for name in models.available()]}
 
 
+_WRITTEN: dict[int | str, dict[str, Any]] = {
+    200: {"description": "replaced"},
+    201: {"description": "created"},
+}
+
+
 @router.put(
     "/v2/repository/models/{model_name}/files/{file_name}",
     summary="Upload a file the model needs",
     dependencies=[Depends(require_write)],
     responses={
-        200: {"description": "replaced"},
-        201: {"description": "created"},
+        **_WRITTEN,
         403: {"description": "code (.py) while MININN_ALLOW_CODE_UPLOAD is off"},
         422: {"description": "code that does not serve (nothing changed)"},
     },
@@ -180,8 +185,7 @@ _SPEC_EXAMPLE = {
     summary="Create or replace a model's model.json",
     dependencies=[Depends(require_write)],
     responses={
-        200: {"description": "replaced"},
-        201: {"description": "created"},
+        **_WRITTEN,
         422: {"description": "unknown architecture (lists 'architectures') or bad config ('accepted_keys')"},
     },
     openapi_extra={
@@ -200,7 +204,7 @@ async def put_model(
     """
     validate_model_name(model_name)
     text = await read_body(request, 1 << 20, "the 1 MiB limit of model.json")
-    document = parse_json(text, "model.json")  # 400: not JSON, or nested too deep
+    document = load_json(text, "model.json")  # 400: not JSON, or nested too deep
     spec = spec_from_document(document, "model.json")
     if spec.module is not None and not manager.settings.allow_code_upload:
         uploaded = manager.repository.http_code_files(model_name)

@@ -74,6 +74,7 @@ __all__ = ["DISCONNECT_GRACE_S", "BatchQueue", "BatchingPolicy", "cancel_on_disc
 logger = logging.getLogger("app.runtime.batching")
 
 T = TypeVar("T")
+E = TypeVar("E", bound=ServiceError)
 Arrays = Mapping[str, Any]
 Forward = Callable[[Arrays], Mapping[str, Any]]
 ExecutionHook = Callable[[int, int, int], None]  # (rows, mean queue ns, forward ns)
@@ -294,12 +295,12 @@ class BatchQueue:
     def _admit(self) -> None:
         if self._pending >= self._max_queue:
             self._reject("queue_full")
-            error = ServiceUnavailableError(
-                f"model '{self.name}' already has {self._pending} requests waiting "
-                "(MININN_MAX_QUEUE); retry later"
+            raise _counted(
+                ServiceUnavailableError(
+                    f"model '{self.name}' already has {self._pending} requests waiting "
+                    "(MININN_MAX_QUEUE); retry later"
+                )
             )
-            error.log_level = logging.DEBUG  # counted, and warned about once per period (_reject)
-            raise error
 
     def _reject(self, reason: str) -> None:
         """Count a refused or dropped request; warn at most once per :data:`_WARN_EVERY_S` per reason.
@@ -351,12 +352,12 @@ class BatchQueue:
             what = (
                 f"waited {waited_ms:.0f} ms in the queue, passed its deadline, and was dropped before it ran"
             )
-        error = GatewayTimeoutError(
-            f"request for model '{self.name}' {what}; retry later, or raise the request's 'timeout' "
-            "parameter (microseconds) or MININN_REQUEST_TIMEOUT_MS"
+        return _counted(
+            GatewayTimeoutError(
+                f"request for model '{self.name}' {what}; retry later, or raise the request's 'timeout' "
+                "parameter (microseconds) or MININN_REQUEST_TIMEOUT_MS"
+            )
         )
-        error.log_level = logging.DEBUG  # counted, and warned about once per period (_reject)
-        return error
 
     def _forget(self, request: _Request) -> None:
         """Drop a request that is over (answered, timed out or cancelled) from the bookkeeping."""
@@ -551,6 +552,12 @@ class BatchQueue:
             self._m_batch.observe(rows)
         if self._on_execution is not None:
             self._on_execution(rows, sum(waits) // len(waits), finished - started_ns)
+
+
+def _counted(error: E) -> E:
+    """``error``, logged at DEBUG: the queue counts it and warns once per period (``_reject``)."""
+    error.log_level = logging.DEBUG
+    return error
 
 
 def _expire(request: _Request) -> None:

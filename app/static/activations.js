@@ -4,7 +4,7 @@
 
 import { activations, infer } from "./api.js";
 import { colorLegend, colorScale, featureMapGrid, heatmapCanvas, histogram, histogramCanvas, summary } from "./charts.js";
-import { errorBox, formatNumber, formatShape, h, replace, uniqueId } from "./dom.js";
+import { errorBox, formatNumber, formatShape, h, labelled, replace, uniqueId } from "./dom.js";
 import { moduleNames } from "./module_tree.js";
 import { classification, outputsView } from "./outputs.js";
 
@@ -134,30 +134,24 @@ export function activationExplorer(model, panel, hooks) {
     const box = h("input", { type: "checkbox", id, value: m.name, checked: chosen.has(m.name) });
     return { box, row: h("div.check-row", null, box, h("label", { for: id }, h("code", null, m.name), h("span.mod-type", null, m.type))) };
   });
-  const patternId = uniqueId("pattern");
-  const pattern = h("input", { id: patternId, type: "text", placeholder: "e.g. conv*, encoder.layer.*.output", spellcheck: "false", dataset: { testid: "module-pattern" } });
-  const reduceId = uniqueId("reduce");
+  const pattern = h("input", { id: uniqueId("pattern"), type: "text", placeholder: "e.g. conv*, encoder.layer.*.output", spellcheck: "false", dataset: { testid: "module-pattern" } });
   const reduce = h(
     "select",
-    { id: reduceId, dataset: { testid: "reduce" } },
+    { id: uniqueId("reduce"), dataset: { testid: "reduce" } },
     h("option", { value: "none" }, "full tensors (pictures)"),
     h("option", { value: "stats" }, "statistics only"),
   );
 
   const intervene = h("input", { type: "checkbox", id: uniqueId("intervene"), dataset: { testid: "intervention-toggle" } });
-  const targetId = uniqueId("target");
   const firstConv = names.find((m) => /conv/i.test(m.type)) || names[0];
   const target = h(
     "select",
-    { id: targetId, dataset: { testid: "intervention-module" } },
+    { id: uniqueId("target"), dataset: { testid: "intervention-module" } },
     names.map((m) => h("option", { value: m.name, selected: firstConv && m.name === firstConv.name }, m.name)),
   );
-  const opId = uniqueId("op");
-  const op = h("select", { id: opId, dataset: { testid: "intervention-op" } }, OPS.map((o) => h("option", { value: o.value }, o.label)));
-  const valueId = uniqueId("value");
-  const value = h("input", { id: valueId, type: "number", step: "any", value: "2", dataset: { testid: "intervention-value" } });
-  const indexId = uniqueId("index");
-  const index = h("input", { id: indexId, type: "text", placeholder: "all; or 3, or 1,2, or ..., 0", spellcheck: "false", dataset: { testid: "intervention-index" } });
+  const op = h("select", { id: uniqueId("op"), dataset: { testid: "intervention-op" } }, OPS.map((o) => h("option", { value: o.value }, o.label)));
+  const value = h("input", { id: uniqueId("value"), type: "number", step: "any", value: "2", dataset: { testid: "intervention-value" } });
+  const index = h("input", { id: uniqueId("index"), type: "text", placeholder: "all; or 3, or 1,2, or ..., 0", spellcheck: "false", dataset: { testid: "intervention-index" } });
   const syncValue = () => {
     value.disabled = op.value === "zero";
   };
@@ -261,22 +255,15 @@ export function activationExplorer(model, panel, hooks) {
         null,
         h("legend", { id: listId }, "Modules to capture"),
         h("div.check-list", { role: "group", "aria-labelledby": listId, dataset: { testid: "module-list" } }, checks.map((c) => c.row)),
-        h("label", { for: patternId }, "and/or names and patterns (comma-separated; * matches anything)"),
-        pattern,
-        h("label", { for: reduceId }, "Return"),
-        reduce,
+        labelled("and/or names and patterns (comma-separated; * matches anything)", pattern),
+        labelled("Return", reduce),
       ),
       h(
         "fieldset",
         null,
         h("legend", null, "Intervention"),
         h("div.check-row", null, intervene, h("label", { for: intervene.id }, "Apply this intervention")),
-        h("div.field-grid", null,
-          h("label", { for: targetId }, "Module"), target,
-          h("label", { for: opId }, "Operation"), op,
-          h("label", { for: valueId }, "Value"), value,
-          h("label", { for: indexId }, "Channels"), index,
-        ),
+        h("div.field-grid", null, labelled("Module", target), labelled("Operation", op), labelled("Value", value), labelled("Channels", index)),
         h("p.hint", null, "Channels index dimension 1 (C of N,C,H,W); empty edits the whole output."),
       ),
       h("div.controls", null, h("button.primary", { type: "submit", dataset: { testid: "capture-run" } }, "Capture activations")),

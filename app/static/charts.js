@@ -33,18 +33,7 @@ export function diverging(t) {
  * @returns {{signed: boolean, lo: number, hi: number, color: (v: number) => number[]}}
  */
 export function colorScale(values) {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const v of values) {
-    if (Number.isFinite(v)) {
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-  }
-  if (!Number.isFinite(lo)) {
-    lo = 0;
-    hi = 0;
-  }
+  const { lo, hi } = finiteRange(values) || { lo: 0, hi: 0 };
   if (lo < 0) {
     const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
     return { signed: true, lo: -m, hi: m, min: lo, max: hi, color: (v) => diverging(v / m) };
@@ -115,12 +104,8 @@ export function featureMapGrid(values, channels, height, width, offset = 0, { li
   return h("div", null, colorLegend(scale), grid, note);
 }
 
-function sliceOf(values, offset, length) {
-  return Array.prototype.slice.call(values, offset, offset + length);
-}
-
-/** Equal-width histogram of finite values: {counts, edges}. */
-export function histogram(values, bins = 30) {
+/** The smallest and largest finite values: {lo, hi}, or null when there are none. */
+function finiteRange(values) {
   let lo = Infinity;
   let hi = -Infinity;
   for (const v of values) {
@@ -129,7 +114,18 @@ export function histogram(values, bins = 30) {
       if (v > hi) hi = v;
     }
   }
-  if (!Number.isFinite(lo)) return { counts: new Array(bins).fill(0), edges: [] };
+  return Number.isFinite(lo) ? { lo, hi } : null;
+}
+
+function sliceOf(values, offset, length) {
+  return Array.prototype.slice.call(values, offset, offset + length);
+}
+
+/** Equal-width histogram of finite values: {counts, edges}. */
+export function histogram(values, bins = 30) {
+  const range = finiteRange(values);
+  if (!range) return { counts: new Array(bins).fill(0), edges: [] };
+  let { lo, hi } = range;
   if (lo === hi) {
     lo -= 1;
     hi += 1;

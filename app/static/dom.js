@@ -94,6 +94,11 @@ export function errorBox(error, what) {
   return h("div.error-box", { role: "alert" }, what ? h("strong", null, `${what}: `) : null, status + message);
 }
 
+/** A form control with its label before it: [<label for=control.id>, control]. */
+export function labelled(text, control) {
+  return [h("label", { for: control.id }, text), control];
+}
+
 /** A small "label: value" line for stat lists. */
 export function stat(label, value) {
   return h("div.stat", null, h("dt", null, label), h("dd", null, value));

@@ -7,7 +7,7 @@
 
 import { infer } from "./api.js";
 import { barList } from "./charts.js";
-import { errorBox, formatNumber, formatShape, h, replace, uniqueId } from "./dom.js";
+import { errorBox, formatNumber, formatShape, h, labelled, replace, uniqueId } from "./dom.js";
 import { canvasGrey, strokeDigit, toMnist } from "./mnist.js";
 import { outputsView } from "./outputs.js";
 
@@ -32,9 +32,32 @@ export function createInputPanel(model) {
   return tensorPanel(model);
 }
 
+/** A panel: what the page shows, and what the activation explorer reads. */
+function panel(kind, element, getInputs, changed, preview) {
+  return { kind, element, getInputs, onChange: changed.add, preview };
+}
+
 function listeners() {
   const list = [];
   return { add: (f) => list.push(f), fire: () => list.forEach((f) => f()) };
+}
+
+/**
+ * Infers the model on the panel's current inputs and shows `render(response)` in `view`; inputs
+ * that `getInputs()` refuses are shown there as an error, without a request.
+ */
+function inferrer(view, model, getInputs, render) {
+  const run = runner(view);
+  return () => {
+    let inputs;
+    try {
+      inputs = getInputs();
+    } catch (error) {
+      replace(view, errorBox(error));
+      return undefined;
+    }
+    return run(() => infer(model.name, { inputs }), render);
+  };
 }
 
 /** Runs requests so that only the latest answer is shown, and marks the view's state for tests. */
@@ -81,7 +104,7 @@ function digitsPanel(model) {
   const ctx = draw.getContext("2d");
   const seen = h("canvas.seen", { width, height: size, role: "img", "aria-label": `The ${size}×${width} image the model sees` });
   const result = h("div.result", { "aria-live": "polite", dataset: { testid: "digit-result" } }, h("p.note", null, "Draw a digit."));
-  const run = runner(result);
+  const inferDrawing = inferrer(result, model, getInputs, (response) => outputsView(response, { caption: "The model reads" }));
   let tensor = new Float32Array(size * width);
 
   function clear() {
@@ -103,11 +126,7 @@ function digitsPanel(model) {
   }
   function predict() {
     refresh();
-    const inputs = getInputs();
-    return run(
-      () => infer(model.name, { inputs }),
-      (response) => outputsView(response, { caption: "The model reads" }),
-    );
+    return inferDrawing();
   }
   function stamp(d) {
     clear();
@@ -196,17 +215,11 @@ function digitsPanel(model) {
     h("div.result-column", null, h("h3", null, "Prediction"), result),
   );
   stamp(3);
-  return {
-    kind: "digits",
-    element,
-    getInputs,
-    onChange: changed.add,
-    preview() {
-      const copy = h("canvas.seen.seen-small", { width, height: size, role: "img", "aria-label": "The input image" });
-      copy.getContext("2d").drawImage(seen, 0, 0);
-      return h("div.input-preview", null, copy, h("span", null, "The drawing from “Try it”."));
-    },
-  };
+  return panel("digits", element, getInputs, changed, () => {
+    const copy = h("canvas.seen.seen-small", { width, height: size, role: "img", "aria-label": "The input image" });
+    copy.getContext("2d").drawImage(seen, 0, 0);
+    return h("div.input-preview", null, copy, h("span", null, "The drawing from “Try it”."));
+  });
 }
 
 function resize(square, rows, cols) {
@@ -234,14 +247,13 @@ function textPanel(model) {
   const spec = model.metadata.inputs[0];
   const embedding = (model.metadata.outputs || []).find((o) => FLOAT_TYPES.has(o.datatype) && (o.shape || []).length === 2);
   const changed = listeners();
-  const ids = [uniqueId("sentence"), uniqueId("sentence")];
   const boxes = [
-    h("textarea", { id: ids[0], rows: "3", dataset: { testid: "sentence-a" } }, "A cat is sleeping on the sofa."),
-    h("textarea", { id: ids[1], rows: "3", dataset: { testid: "sentence-b" } }, "A kitten naps on the couch."),
+    h("textarea", { id: uniqueId("sentence"), rows: "3", dataset: { testid: "sentence-a" } }, "A cat is sleeping on the sofa."),
+    h("textarea", { id: uniqueId("sentence"), rows: "3", dataset: { testid: "sentence-b" } }, "A kitten naps on the couch."),
   ];
   boxes.forEach((box) => box.addEventListener("input", changed.fire));
   const result = h("div.result", { "aria-live": "polite", dataset: { testid: "text-result" } });
-  const run = runner(result);
+  const compare = inferrer(result, model, getInputs, render);
 
   function getInputs() {
     const texts = boxes.map((b) => b.value.trim());
@@ -264,39 +276,22 @@ function textPanel(model) {
       outputsView(response),
     );
   }
-  function compare() {
-    let inputs;
-    try {
-      inputs = getInputs();
-    } catch (error) {
-      replace(result, errorBox(error));
-      return;
-    }
-    run(() => infer(model.name, { inputs }), render);
-  }
   const element = h(
     "div.tryit.tryit-text",
     null,
     h(
       "div.text-column",
       null,
-      h("label", { for: ids[0] }, "Sentence A"),
-      boxes[0],
-      h("label", { for: ids[1] }, "Sentence B"),
-      boxes[1],
+      labelled("Sentence A", boxes[0]),
+      labelled("Sentence B", boxes[1]),
       h("div.controls", null, h("button.primary", { type: "button", onclick: compare }, "Compare")),
       h("p.hint", null, `Both sentences go in one request as a BYTES tensor “${spec.name}” of shape [2].`),
     ),
     h("div.result-column", null, h("h3", null, "Similarity"), result),
   );
   compare();
-  return {
-    kind: "text",
-    element,
-    getInputs,
-    onChange: changed.add,
-    preview: () => h("div.input-preview", null, h("span", null, `“${boxes[0].value}” and “${boxes[1].value}”`)),
-  };
+  const preview = () => h("div.input-preview", null, h("span", null, `“${boxes[0].value}” and “${boxes[1].value}”`));
+  return panel("text", element, getInputs, changed, preview);
 }
 
 function norm(v) {
@@ -332,12 +327,10 @@ function tensorPanel(model) {
   const changed = listeners();
   const editors = (model.metadata.inputs || []).map((spec) => {
     const shape = (spec.shape || []).map((d) => (d < 0 ? 1 : d));
-    const shapeId = uniqueId("shape");
-    const valuesId = uniqueId("values");
-    const shapeInput = h("input", { id: shapeId, type: "text", value: shape.join(", "), spellcheck: "false", dataset: { testid: `shape-${spec.name}` } });
+    const shapeInput = h("input", { id: uniqueId("shape"), type: "text", value: shape.join(", "), spellcheck: "false", dataset: { testid: `shape-${spec.name}` } });
     const n = numel(shape);
     const initial = n > EDIT_LIMIT ? JSON.stringify("random") : JSON.stringify(fill("random", n, spec.datatype));
-    const values = h("textarea.code", { id: valuesId, rows: "5", spellcheck: "false", dataset: { testid: `values-${spec.name}` } }, initial);
+    const values = h("textarea.code", { id: uniqueId("values"), rows: "5", spellcheck: "false", dataset: { testid: `values-${spec.name}` } }, initial);
     const setFill = (kind) => {
       let count;
       try {
@@ -355,10 +348,8 @@ function tensorPanel(model) {
       "fieldset.tensor-editor",
       null,
       h("legend", null, h("code", null, spec.name), ` ${spec.datatype} ${formatShape(spec.shape)}`),
-      h("label", { for: shapeId }, "Shape"),
-      shapeInput,
-      h("label", { for: valuesId }, "Values: JSON, flat or nested, or \"zeros\", \"ones\", \"random\""),
-      values,
+      labelled("Shape", shapeInput),
+      labelled("Values: JSON, flat or nested, or \"zeros\", \"ones\", \"random\"", values),
       h(
         "div.controls",
         null,
@@ -370,7 +361,7 @@ function tensorPanel(model) {
     return { spec, element, shapeInput, values };
   });
   const result = h("div.result", { "aria-live": "polite", dataset: { testid: "tensor-result" } });
-  const run = runner(result);
+  const submit = inferrer(result, model, getInputs, (response) => outputsView(response));
 
   function getInputs() {
     return editors.map(({ spec, shapeInput, values }) => {
@@ -387,16 +378,6 @@ function tensorPanel(model) {
       return { name: spec.name, datatype: spec.datatype, shape, data };
     });
   }
-  function submit() {
-    let inputs;
-    try {
-      inputs = getInputs();
-    } catch (error) {
-      replace(result, errorBox(error));
-      return;
-    }
-    run(() => infer(model.name, { inputs }), (response) => outputsView(response));
-  }
   const element = h(
     "div.tryit.tryit-tensor",
     null,
@@ -409,13 +390,7 @@ function tensorPanel(model) {
     h("div.result-column", null, h("h3", null, "Outputs"), result),
   );
   submit();
-  return {
-    kind: "tensor",
-    element,
-    getInputs,
-    onChange: changed.add,
-    preview: () => h("div.input-preview", null, h("span", null, "The tensors from “Try it”.")),
-  };
+  return panel("tensor", element, getInputs, changed, () => h("div.input-preview", null, h("span", null, "The tensors from “Try it”.")));
 }
 
 function fillNamed(kind, n, spec) {

@@ -2,7 +2,7 @@
 // The key lives only in this form's input (page memory): never in storage, cookies or the URL.
 
 import { uploadStateDict } from "./api.js";
-import { errorBox, h, replace, uniqueId } from "./dom.js";
+import { errorBox, h, labelled, replace, uniqueId } from "./dom.js";
 
 const KEY_LISTS = [
   ["missing_keys", "Missing keys", /Missing key\(s\) in state_dict: (.*?)\.\s*(?:$|\n|Unexpected|size mismatch)/s],
@@ -59,12 +59,9 @@ function keyList(title, keys, testid) {
  * @param {(version: string|null) => void} onUploaded - called after a successful upload.
  */
 export function uploadForm(model, onUploaded) {
-  const keyId = uniqueId("key");
-  const fileId = uniqueId("file");
-  const strictId = uniqueId("strict");
-  const key = h("input", { id: keyId, type: "password", autocomplete: "off", spellcheck: "false", dataset: { testid: "upload-key" } });
-  const file = h("input", { id: fileId, type: "file", accept: ".safetensors,.npz,.pt,.pth,.bin", required: true, dataset: { testid: "upload-file" } });
-  const strict = h("input", { id: strictId, type: "checkbox", checked: true, dataset: { testid: "upload-strict" } });
+  const key = h("input", { id: uniqueId("key"), type: "password", autocomplete: "off", spellcheck: "false", dataset: { testid: "upload-key" } });
+  const file = h("input", { id: uniqueId("file"), type: "file", accept: ".safetensors,.npz,.pt,.pth,.bin", required: true, dataset: { testid: "upload-file" } });
+  const strict = h("input", { id: uniqueId("strict"), type: "checkbox", checked: true, dataset: { testid: "upload-strict" } });
   const submit = h("button.primary", { type: "submit" }, "Upload");
   const result = h("div.result", { "aria-live": "polite", dataset: { testid: "upload-result" } });
 
@@ -122,12 +119,10 @@ export function uploadForm(model, onUploaded) {
     h(
       "form.upload-form",
       { onsubmit: send, dataset: { testid: "upload-form" } },
-      h("label", { for: keyId }, "API key"),
-      key,
+      labelled("API key", key),
       h("p.hint", null, "Sent only in this upload’s Authorization header; kept in this page’s memory, never stored."),
-      h("label", { for: fileId }, "State dict (.safetensors, .npz, .pt/.pth)"),
-      file,
-      h("div.check-row", null, strict, h("label", { for: strictId }, "Strict: every key must match the model")),
+      labelled("State dict (.safetensors, .npz, .pt/.pth)", file),
+      h("div.check-row", null, strict, h("label", { for: strict.id }, "Strict: every key must match the model")),
       h("div.controls", null, submit),
     ),
     result,

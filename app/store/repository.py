@@ -64,7 +64,6 @@ __all__ = [
     "Staging",
     "file_identity",
     "is_model_file_name",
-    "parse_json",
     "parse_spec",
     "parse_version",
     "spec_from_document",
@@ -263,18 +262,6 @@ class ModelSpec(BaseModel):
         return None if value is None else check_float_dtype(value)
 
 
-def parse_json(text: str | bytes, where: str) -> Any:
-    """The JSON document in ``text`` (nesting limited by :mod:`app.http.json_limits`).
-
-    Raises:
-        BadRequestError: not JSON, or nested more than ``MAX_JSON_DEPTH`` levels.
-    """
-    try:
-        return json_limits.parse_json(text, where)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequestError(f"{where} is not valid JSON: {exc}") from None
-
-
 def parse_spec(text: str | bytes, where: str) -> ModelSpec:
     """The :class:`ModelSpec` in JSON ``text``.
 
@@ -283,7 +270,7 @@ def parse_spec(text: str | bytes, where: str) -> ModelSpec:
             or value; the message names ``where`` and the key.
     """
     try:
-        document = parse_json(text, where)
+        document = json_limits.load_json(text, where)
     except BadRequestError as exc:
         raise UnprocessableError(exc.message) from None
     return spec_from_document(document, where)

@@ -28,6 +28,10 @@ neither see nor change each other's tensors, and the hooks are removed when
 the forward ends, failed or not. Requests without capture never register a
 hook and keep ``Module.__call__``'s fast path.
 
+The fields become Python objects here and in :mod:`app.v2.capture_fields`
+(interventions and their ``index`` forms); :mod:`mininn.nn.capture` sees only
+those objects.
+
 Errors: a bad field is a 422 naming it; an unknown module name lists the
 closest names; captures over ``MININN_MAX_ACTIVATION_ELEMENTS`` elements are a
 413 naming the total the request would have returned.
@@ -36,13 +40,14 @@ closest names; captures over ``MININN_MAX_ACTIVATION_ELEMENTS`` elements are a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.errors import UnprocessableError
 from app.http.json_limits import parse_json
 from app.v2 import EncodedResponse, InferenceRequest, RequestedOutput, encode_inference_response
-from mininn.nn import ActivationCapture, ActivationStats, CaptureError, Module
+from app.v2.capture_fields import interventions_from_json
+from mininn.nn import ActivationCapture, ActivationStats, CaptureError, Intervention, Module
 from mininn.nn.capture import CAPTURE_MODES
 
 __all__ = [
@@ -104,15 +109,14 @@ def infer_capture(
         for key in ("capture_mode", "interventions"):
             if key in parameters:
                 raise UnprocessableError(
-                    f"parameter '{key}' needs the parameter 'capture' (modules to capture, "
-                    "comma-separated)"
+                    f"parameter '{key}' needs the parameter 'capture' (modules to capture, comma-separated)"
                 )
         return None
     value = parameters["capture"]
     if not isinstance(value, str) or not value.strip():
         raise UnprocessableError(
             "parameter 'capture' must be a comma-separated string of module names or glob "
-            f"patterns, such as \"layer1.*,fc\"; got {value!r}"
+            f'patterns, such as "layer1.*,fc"; got {value!r}'
         )
     mode = parameters.get("capture_mode", "output")
     if mode not in CAPTURE_MODES:
@@ -122,7 +126,10 @@ def infer_capture(
     interventions = _interventions(parameters.get("interventions", []), "parameter 'interventions'")
     try:
         return ActivationCapture(
-            module, _modules(value, "parameter 'capture'"), capture=mode, interventions=interventions,
+            module,
+            _modules(value, "parameter 'capture'"),
+            capture=mode,
+            interventions=interventions,
             max_elements=max_elements,
         )
     except CaptureError as exc:
@@ -148,13 +155,16 @@ def _modules(value: Any, what: str) -> list[str]:
     )
 
 
-def _interventions(value: Any, what: str) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return parse_json(value, what)
-    except json.JSONDecodeError as exc:
-        raise UnprocessableError(f"{what} is a string but not a JSON list of interventions: {exc}") from None
+def _interventions(value: Any, what: str) -> Iterator[Intervention]:
+    """The interventions of a JSON list, or of a string holding one (V2 parameters hold scalars)."""
+    if isinstance(value, str):
+        try:
+            value = parse_json(value, what)
+        except json.JSONDecodeError as exc:
+            raise UnprocessableError(
+                f"{what} is a string but not a JSON list of interventions: {exc}"
+            ) from None
+    return interventions_from_json(value)
 
 
 # ---- the response ----------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from models.signature import V2_DATATYPES
+
 __all__ = [
     "DATATYPES",
     "is_bytes",
@@ -17,27 +19,7 @@ __all__ = [
     "v2_datatype",
 ]
 
-_NUMPY: dict[str, np.dtype] = {
-    "BOOL": np.dtype(np.bool_),
-    "UINT8": np.dtype(np.uint8),
-    "UINT16": np.dtype(np.uint16),
-    "UINT32": np.dtype(np.uint32),
-    "UINT64": np.dtype(np.uint64),
-    "INT8": np.dtype(np.int8),
-    "INT16": np.dtype(np.int16),
-    "INT32": np.dtype(np.int32),
-    "INT64": np.dtype(np.int64),
-    "FP16": np.dtype(np.float16),
-    "FP32": np.dtype(np.float32),
-    "FP64": np.dtype(np.float64),
-    "BYTES": np.dtype(object),
-}
-try:
-    import ml_dtypes
-
-    _NUMPY["BF16"] = np.dtype(ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - depends on the environment
-    pass
+_NUMPY = V2_DATATYPES
 
 DATATYPES: tuple[str, ...] = tuple(_NUMPY)
 """Every datatype this server can receive and send."""

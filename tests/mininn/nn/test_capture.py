@@ -330,11 +330,11 @@ def _negate_last_column(o):
 
 
 CNN_EDITS = [
-    ("block.conv", dict(op="zero", index=1), _zero_channel_1),
-    ("block.bn", dict(op="scale", value=2.5, index=[0, 2]), _scale_channels),
-    ("stem", dict(op="add", value=[1, 2, 3, 4, 5, 6], index=":, :, 0"), _add_row),
+    ("block.conv", dict(op="zero", index=np.s_[:, 1]), _zero_channel_1),
+    ("block.bn", dict(op="scale", value=2.5, index=np.s_[:, [0, 2]]), _scale_channels),
+    ("stem", dict(op="add", value=[1, 2, 3, 4, 5, 6], index=np.s_[:, :, 0]), _add_row),
     ("head.1", dict(op="set", value=0.5), _set_all),
-    ("block.relu", dict(op="scale", value=-1.0, index="..., 2"), _negate_last_column),  # both calls
+    ("block.relu", dict(op="scale", value=-1.0, index=np.s_[..., 2]), _negate_last_column),  # both calls
 ]
 
 
@@ -344,7 +344,7 @@ def test_cnn_interventions_equal_the_same_edit_by_a_torch_hook(name, spec, edit)
     handle = _torch_edit(t.get_submodule(name), edit)
     theirs = _torch_captures(t, "output", lambda: _run_torch(t, x))
     handle.remove()
-    with nn.ActivationCapture(m, "*", interventions=[{"module": name, **spec}]) as cap:
+    with nn.ActivationCapture(m, "*", interventions=[nn.Intervention(name, **spec)]) as cap:
         y = m(mininn.tensor(x)).detach()
     np.testing.assert_allclose(y.numpy(), theirs["head.1:output"], **TOL)
     _assert_same_captures(cap.activations, theirs)  # captures see the edited outputs
@@ -371,9 +371,9 @@ def test_transformer_interventions_equal_torch_hooks_on_a_pattern_and_a_tuple_ou
     for handle in handles:
         handle.remove()
     interventions = [
-        nn.Intervention("layers.*.self_attn", "zero", index=0),
-        {"module": "layers.0.linear1", "op": "add", "value": 1.0, "index": ":, :, 1:3"},
-        {"module": "layers.1.norm1", "op": "set", "value": value.tolist()},
+        nn.Intervention("layers.*.self_attn", "zero", index=np.s_[:, 0]),
+        nn.Intervention("layers.0.linear1", "add", 1.0, index=np.s_[:, :, 1:3]),
+        nn.Intervention("layers.1.norm1", "set", value),
     ]
     with nn.ActivationCapture(m, interventions=interventions):
         y = m(mininn.tensor(x)).detach()
@@ -388,8 +388,7 @@ def test_gradients_flow_through_an_intervention_like_torch():
     t(tx).square().sum().backward()
     handle.remove()
     mx = mininn.tensor(x, requires_grad=True)
-    with nn.ActivationCapture(m, interventions=[{"module": "block.bn", "op": "scale", "value": 2.5,
-                                                  "index": [0, 2]}]):
+    with nn.ActivationCapture(m, interventions=[nn.Intervention("block.bn", "scale", 2.5, np.s_[:, [0, 2]])]):
         m(mx).square().sum().backward()
     np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), **TOL)
 
@@ -397,7 +396,7 @@ def test_gradients_flow_through_an_intervention_like_torch():
 # ---- lifetime and isolation ------------------------------------------------------------------
 def test_hooks_are_removed_when_forward_raises():
     _, m, _ = _cnn_twins()
-    cap = nn.ActivationCapture(m, "*", capture="both", interventions=[{"module": "stem", "op": "zero"}])
+    cap = nn.ActivationCapture(m, "*", capture="both", interventions=[nn.Intervention("stem", "zero")])
     with pytest.raises(RuntimeError), cap:
         m(mininn.zeros(2, 5, 8, 8))  # stem wants 3 channels
     assert _no_hooks_left(m)
@@ -407,7 +406,7 @@ def test_hook_dictionaries_are_empty_after_the_block_and_plain_calls_are_unchang
     _, m, x = _cnn_twins()
     m.requires_grad_(False)
     plain = m(mininn.tensor(x)).numpy()
-    with nn.ActivationCapture(m, "*", capture="both", interventions=[{"module": "head.*", "op": "zero"}]):
+    with nn.ActivationCapture(m, "*", capture="both", interventions=[nn.Intervention("head.*", "zero")]):
         assert not _no_hooks_left(m)
         m(mininn.tensor(x))
     assert _no_hooks_left(m)
@@ -423,7 +422,7 @@ def test_another_thread_running_the_same_model_is_untouched_by_an_active_capture
     def other_request() -> None:
         seen["y"] = m(mininn.tensor(x)).numpy()
 
-    edit = {"module": "block.conv", "op": "zero"}
+    edit = nn.Intervention("block.conv", "zero")
     with nn.ActivationCapture(m, "*", interventions=[edit]) as cap:
         worker = threading.Thread(target=other_request)
         worker.start()  # runs through our hooks while they are registered
@@ -483,38 +482,10 @@ BAD_ARGUMENTS = [
      "'stem', 'block', 'pool', 'head'"),
     (dict(interventions={"module": "stem", "op": "zero"}),
      "interventions must be a list of interventions, got {'module': 'stem', 'op': 'zero'}"),
-    (dict(interventions=["stem"]),
-     "interventions[0] must be an object with 'module' and 'op', got 'stem'"),
-    (dict(interventions=[{"module": "stem"}]), "interventions[0].op is required"),
-    (dict(interventions=[{"op": "zero"}]), "interventions[0].module is required"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "scale": 2}]),
-     "interventions[0].scale is not a known key; use 'module', 'op', 'value', 'index', 'element'"),
-    (dict(interventions=[{"module": "stem", "op": "mul", "value": 2}]),
-     "interventions[0].op must be one of 'zero', 'scale', 'add', 'set', got 'mul'"),
-    (dict(interventions=[{"module": "stem", "op": "zero"}, {"module": "stem", "op": "scale"}]),
-     "interventions[1].value is required by op 'scale'"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "value": 1}]),
-     "interventions[0].value is not used by op 'zero'; leave it out (got 1)"),
-    (dict(interventions=[{"module": "stem", "op": "add", "value": "one"}]),
-     "interventions[0].value must be a number or a (nested) list of numbers, got 'one'"),
-    (dict(interventions=[{"module": "stem", "op": "add", "value": [[1, 2], [3]]}]),
-     "interventions[0].value must be a number or a (nested) list of numbers, got [[1, 2], [3]]"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "index": []}]),
-     "interventions[0].index must be an int, a non-empty list of ints (dimension 1) or an index "
-     "expression string such as ':, :, 0', got []"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "index": True}]),
-     "interventions[0].index must be an int, a list of ints (dimension 1) or an index expression "
-     "string such as ':, :, 0', got True"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "index": ":, x"}]),
-     "interventions[0].index ':, x': cannot read 'x'; use ints, slices (a:b:c) and one '...', "
-     "separated by commas"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "index": "..., 1, ..."}]),
-     "interventions[0].index '..., 1, ...': an index can only have a single ellipsis ('...')"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "index": "::0"}]),
-     "interventions[0].index '::0': slice step cannot be zero"),
-    (dict(interventions=[{"module": "stem", "op": "zero", "element": 1.5}]),
-     "interventions[0].element must be an int or a string key, got 1.5"),
-    (dict(interventions=[{"module": "stem", "op": "zero"}, {"module": "stme", "op": "zero"}]),
+    (dict(interventions=["stem"]), "interventions[0] must be an Intervention, got 'stem'"),
+    (dict(interventions=[{"module": "stem", "op": "zero"}]),
+     "interventions[0] must be an Intervention, got {'module': 'stem', 'op': 'zero'}"),
+    (dict(interventions=[nn.Intervention("stem", "zero"), nn.Intervention("stme", "zero")]),
      "interventions[1].module 'stme' is not a module of the model; closest names: 'stem'"),
 ]
 
@@ -530,23 +501,61 @@ def test_bad_arguments_raise_capture_error_naming_the_field_before_any_hook(kwar
     assert _no_hooks_left(m)
 
 
+INTERVENTION_ERRORS = [
+    (dict(module="", op="zero"), "module must be a non-empty module name or pattern, got ''"),
+    (dict(module="stem", op="mul", value=2), "op must be one of 'zero', 'scale', 'add', 'set', got 'mul'"),
+    (dict(module="stem", op="scale"), "value is required by op 'scale'"),
+    (dict(module="stem", op="zero", value=1), "value is not used by op 'zero'; leave it out (got 1)"),
+    (dict(module="stem", op="add", value="one"),
+     "value must be a number or a (nested) list of numbers, got 'one'"),
+    (dict(module="stem", op="add", value=[[1, 2], [3]]),
+     "value must be a number or a (nested) list of numbers, got [[1, 2], [3]]"),
+    (dict(module="stem", op="zero", index=[]),
+     "index must be what output[index] takes: an int, a slice, '...', a non-empty list of ints or a "
+     "tuple of them, got []"),
+    (dict(module="stem", op="zero", index=True),
+     "index must be what output[index] takes: an int, a slice, '...', a non-empty list of ints or a "
+     "tuple of them, got True"),
+    (dict(module="stem", op="zero", index=":, 0"),
+     "index must be what output[index] takes: an int, a slice, '...', a non-empty list of ints or a "
+     "tuple of them, got ':, 0'"),
+    (dict(module="stem", op="zero", element=1.5), "element must be an int or a string key, got 1.5"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), INTERVENTION_ERRORS, ids=[m for _, m in INTERVENTION_ERRORS])
+def test_bad_intervention_arguments_raise_capture_error_naming_the_argument(kwargs, message):
+    with pytest.raises(nn.CaptureError) as info:
+        nn.Intervention(**kwargs)
+    assert str(info.value) == message
+    assert info.value.field == message.split()[0]
+
+
+def test_an_int_index_picks_along_the_first_dimension_like_output_indexing():
+    model = nn.Sequential(nn.Identity())
+    with nn.ActivationCapture(model, interventions=[nn.Intervention("0", "set", 5.0, index=1)]):
+        y = model(mininn.zeros(3, 2))
+    np.testing.assert_array_equal(y.numpy(), [[0, 0], [5, 5], [0, 0]])
+
+
 FORWARD_ERRORS = [
-    ({"module": "head.1", "op": "zero", "index": [7]},
-     "interventions[0].index [7] does not fit the output of 'head.1' with shape [2, 5]: index 7 is "
-     "out of bounds for axis 1 with size 5"),
-    ({"module": "head.1", "op": "zero", "index": ":, :, 0"},
-     "interventions[0].index ':, :, 0' does not fit the output of 'head.1' with shape [2, 5]: too "
-     "many indices for array: array is 2-dimensional, but 3 were indexed"),
-    ({"module": "head.1", "op": "set", "value": [1, 2, 3], "index": [0, 1]},
+    (nn.Intervention("head.1", "zero", index=np.s_[:, [7]]),
+     "interventions[0].index (slice(None, None, None), [7]) does not fit the output of 'head.1' with "
+     "shape [2, 5]: index 7 is out of bounds for axis 1 with size 5"),
+    (nn.Intervention("head.1", "zero", index=np.s_[:, :, 0]),
+     "interventions[0].index (slice(None, None, None), slice(None, None, None), 0) does not fit the "
+     "output of 'head.1' with shape [2, 5]: too many indices for array: array is 2-dimensional, but 3 "
+     "were indexed"),
+    (nn.Intervention("head.1", "set", [1, 2, 3], index=np.s_[:, [0, 1]]),
      "interventions[0].value of shape [3] does not broadcast to the [2, 2] elements of 'head.1' "
      "that index selects"),
 ]
 
 
-@pytest.mark.parametrize(("spec", "message"), FORWARD_ERRORS, ids=[m for _, m in FORWARD_ERRORS])
-def test_interventions_that_do_not_fit_the_output_fail_the_forward_and_clean_up(spec, message):
+@pytest.mark.parametrize(("edit", "message"), FORWARD_ERRORS, ids=[m for _, m in FORWARD_ERRORS])
+def test_interventions_that_do_not_fit_the_output_fail_the_forward_and_clean_up(edit, message):
     _, m, x = _cnn_twins()
-    with pytest.raises(nn.CaptureError) as info, nn.ActivationCapture(m, "*", interventions=[spec]):
+    with pytest.raises(nn.CaptureError) as info, nn.ActivationCapture(m, "*", interventions=[edit]):
         m(mininn.tensor(x))
     assert str(info.value) == message
     assert _no_hooks_left(m)
@@ -557,7 +566,7 @@ def test_element_errors_name_the_output_they_do_not_fit():
     holder.attn = nn.MultiheadAttention(4, 1, batch_first=True)
     x = mininn.randn(1, 2, 4)
     with pytest.raises(nn.CaptureError) as info, nn.ActivationCapture(
-        holder, interventions=[{"module": "attn", "op": "zero", "element": 2}]
+        holder, interventions=[nn.Intervention("attn", "zero", element=2)]
     ):
         holder.attn(x, x, x)
     assert str(info.value) == (
