@@ -128,10 +128,10 @@ def check_float_dtype(value: str) -> str:
     Raises:
         ValueError: not a floating dtype name.
     """
-    from mininn._dtype import as_dtype
+    import mininn
 
     try:
-        dtype = as_dtype(value)
+        dtype = mininn.empty(0, dtype=value).dtype  # mininn's own reading of names and aliases
     except TypeError as exc:
         raise ValueError(str(exc)) from None
     if not dtype.is_floating_point:

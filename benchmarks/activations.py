@@ -213,13 +213,14 @@ def plain_requests(client: Any, requests: int) -> dict[str, Any]:
 def _capture_check_ns(client: Any) -> float:
     """What the machinery adds to a plain request, timed directly: the infer route's check."""
     import app.routes.infer as infer_route
+    from app.v2 import InferenceRequest
 
     module = client.app.state.service.manager.version("mlp").module
-    parameters = {"binary_data_output": True}
+    request = InferenceRequest(id=None, parameters={"binary_data_output": True}, inputs={}, outputs=[])
     n = 100_000
     started = time.perf_counter()
     for _ in range(n):
-        infer_route.infer_capture(parameters, module, max_elements=10)
+        infer_route.infer_capture(request, module, max_elements=10)
     return (time.perf_counter() - started) / n * 1e9
 
 

@@ -23,6 +23,8 @@ from app.v2.captures import encode_results
 from app.v2.compression import MIN_COMPRESS_BYTES
 from mininn.nn import ActivationCapture
 
+CaptureReader = Callable[..., ActivationCapture | None]
+
 __all__ = ["inference_openapi", "inference_responses", "serve_rest_inference"]
 
 
@@ -30,10 +32,14 @@ async def serve_rest_inference(
     request: Request,
     plane: DataPlane,
     model: ModelVersion,
-    capture_for: Callable[[InferenceRequest], ActivationCapture | None],
+    read_capture: CaptureReader,
 ) -> Response:
-    """Answer one HTTP inference request on ``model`` through the data plane."""
+    """Answer one HTTP inference request on ``model`` through the data plane.
+
+    ``read_capture(parsed, module, max_elements=...)`` is the capture the request asks for (None: none).
+    """
     limit = plane.settings.max_request_bytes
+    max_elements = plane.settings.max_activation_elements
 
     async def decode() -> InferenceRequest:
         body = await read_body(request, limit)
@@ -61,7 +67,7 @@ async def serve_rest_inference(
         model,
         decode,
         encode,
-        capture_for=capture_for,
+        capture_for=lambda parsed: read_capture(parsed, model.module, max_elements=max_elements),
         wait=lambda work: cancel_on_disconnect(request.receive, work),
     )
 

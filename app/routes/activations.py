@@ -66,15 +66,7 @@ _RESPONSES = inference_responses(
 
 async def activations(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:
     """Run the model (the highest version, or the one in the path) with hooks on the chosen modules."""
-    max_elements = plane.settings.max_activation_elements
-    return await serve_rest_inference(
-        request,
-        plane,
-        model,
-        lambda parsed: activations_capture(
-            parsed.document, parsed.parameters, model.module, max_elements=max_elements
-        ),
-    )
+    return await serve_rest_inference(request, plane, model, activations_capture)
 
 
 on_both_forms(

@@ -55,13 +55,7 @@ _RESPONSES = inference_responses(
 
 async def infer(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:
     """Run the model on the request's inputs (the highest version, or the one in the path)."""
-    max_elements = plane.settings.max_activation_elements
-    return await serve_rest_inference(
-        request,
-        plane,
-        model,
-        lambda parsed: infer_capture(parsed.parameters, model.module, max_elements=max_elements),
-    )
+    return await serve_rest_inference(request, plane, model, infer_capture)
 
 
 on_both_forms(

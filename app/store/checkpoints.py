@@ -1,7 +1,7 @@
 """An uploaded checkpoint, read for checking and for copying into a module.
 
-A safetensors upload is never loaded whole: its header (checked by
-mininn's own safetensors header reader, so a hostile one fails there)
+A safetensors upload is never loaded whole: its header (read by
+:func:`mininn.serialization.open_checkpoint`, so a hostile one fails there)
 gives each tensor's key, shape, dtype and place in the file; the check runs
 ``load_state_dict`` on zero-byte stand-ins of those shapes, and then each
 tensor is read from the file straight into its parameter, one at a time. So
@@ -16,20 +16,19 @@ tensor into a parameter's array.
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import mininn
 from app.errors import BadRequestError, UnprocessableError
+from mininn.serialization import Checkpoint as LazyCheckpoint
 from mininn.serialization import CheckpointError, detect_format
 from mininn.serialization import load as load_checkpoint
-from mininn.serialization._io import open_source
-from mininn.serialization._safetensors import read_header
+from mininn.serialization import open_checkpoint as open_lazy
 
 __all__ = ["Checkpoint", "detect", "open_checkpoint"]
 
@@ -64,7 +63,7 @@ def open_checkpoint(path: Path, source_format: str, key: str = "") -> Checkpoint
     """
     try:
         if source_format == "safetensors" and not key:
-            return _StreamedSafetensors.open(path)
+            return _Streamed.open(path)
         loaded = load_checkpoint(path)
     except CheckpointError as exc:
         hint = _PICKLED_MODULE_HINT if "refused pickle global torch.nn." in str(exc) else ""
@@ -104,9 +103,12 @@ class Checkpoint:
         """What ``load_state_dict`` is given to check the keys and shapes against ``expected``."""
         raise NotImplementedError
 
-    def copy_into(self, key: str, target: np.ndarray) -> None:
-        """Write ``key``'s values into ``target`` (after the check), cast to its dtype."""
+    def copy_into(self, key: str, target: Any) -> None:
+        """Write ``key``'s values into the tensor ``target`` (after the check), cast to its dtype."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the file, if one is open."""
 
     def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
         """The checkpoint with ``prefix`` removed where keys start with it, and how many did.
@@ -127,17 +129,17 @@ class _Loaded(Checkpoint):
         return list(self.values)
 
     def describe(self, key: str) -> tuple[tuple[int, ...], np.dtype] | None:
-        raw = getattr(self.values[key], "_data", self.values[key])
-        return (
-            (tuple(raw.shape), np.dtype(raw.dtype))
-            if hasattr(raw, "shape") and hasattr(raw, "dtype")
-            else None
-        )
+        value = self.values[key]
+        if isinstance(value, mininn.Tensor):
+            return tuple(value.shape), value.dtype.np
+        if isinstance(value, np.ndarray):
+            return value.shape, value.dtype
+        return None
 
     def for_check(self, expected: Mapping[str, Any]) -> Mapping[str, Any]:
         return self.values
 
-    def copy_into(self, key: str, target: np.ndarray) -> None:
+    def copy_into(self, key: str, target: Any) -> None:
         pass  # load_state_dict copied it
 
     def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
@@ -151,71 +153,49 @@ class _Loaded(Checkpoint):
         return _Loaded(self.format, values), count
 
 
-@dataclass(frozen=True)
-class _Entry:
-    dtype: np.dtype
-    shape: tuple[int, ...]
-    offset: int  # from the start of the file
-    nbytes: int
+class _Streamed(Checkpoint):
+    """A safetensors file read tensor by tensor, straight into the parameters.
 
+    It is opened with :func:`mininn.serialization.open_checkpoint`; ``names`` maps each
+    key (after ``renamed``) to the key in the file.
+    """
 
-class _StreamedSafetensors(Checkpoint):
-    """A safetensors file read tensor by tensor, straight into the parameters."""
-
-    format = "safetensors"
-
-    def __init__(self, path: Path, entries: dict[str, _Entry]) -> None:
-        self.path, self.entries = path, entries
+    def __init__(self, lazy: LazyCheckpoint, names: Mapping[str, str]) -> None:
+        self.format, self.lazy, self.names = lazy.format, lazy, names
 
     @classmethod
-    def open(cls, path: Path) -> _StreamedSafetensors:
-        with open_source(path) as source:  # the header, checked against the file: dtypes, shapes, offsets
-            header = read_header(source)
-        entries = sorted(header.entries, key=lambda entry: entry.begin)
-        return cls(
-            path,
-            {
-                e.name: _Entry(e.dtype, e.shape, header.data_start + e.begin, e.end - e.begin)
-                for e in entries
-            },
-        )
+    def open(cls, path: Path) -> _Streamed:
+        lazy = open_lazy(path)  # the header, checked against the file: dtypes, shapes, offsets
+        return cls(lazy, {key: key for key in lazy.keys()})
 
     def keys(self) -> list[str]:
-        return list(self.entries)
+        return list(self.names)
 
     def describe(self, key: str) -> tuple[tuple[int, ...], np.dtype] | None:
-        entry = self.entries[key]
-        return entry.shape, entry.dtype
+        entry = self.lazy.entry(self.names[key])
+        return entry.shape, entry.dtype.np
 
     def for_check(self, expected: Mapping[str, Any]) -> Mapping[str, Any]:
         stand_ins = {}
-        for key, entry in self.entries.items():
+        for key, name in self.names.items():
+            entry = self.lazy.entry(name)
             target = expected.get(key)
-            dtype = np.dtype(target._data.dtype) if target is not None else entry.dtype  # no cast, no copy
+            dtype = target.dtype.np if target is not None else entry.dtype.np  # no cast, no copy
             stand_ins[key] = np.broadcast_to(np.zeros((), dtype), entry.shape)  # zero bytes
         return stand_ins
 
-    def copy_into(self, key: str, target: np.ndarray) -> None:
-        entry = self.entries[key]
-        direct = target.dtype == entry.dtype and target.flags.c_contiguous and target.nbytes == entry.nbytes
-        buffer = target if direct else np.empty(entry.shape, entry.dtype)
-        with open(self.path, "rb") as fh:
-            _read_exactly(fh.fileno(), memoryview(buffer.reshape(-1).view(np.uint8)), entry.offset)
-        if not direct:
-            np.copyto(target, buffer.reshape(target.shape), casting="unsafe")
+    def copy_into(self, key: str, target: Any) -> None:
+        try:
+            self.lazy.copy_into(self.names[key], target)
+        except CheckpointError as exc:  # the file changed under us
+            raise BadRequestError(f"cannot read the uploaded safetensors file: {exc}") from None
+
+    def close(self) -> None:
+        self.lazy.close()
 
     def renamed(self, prefix: str) -> tuple[Checkpoint, int]:
         names, count = _strip(self.keys(), prefix)
-        return _StreamedSafetensors(self.path, {new: self.entries[old] for old, new in names.items()}), count
-
-
-def _read_exactly(fd: int, view: memoryview, offset: int) -> None:
-    done = 0
-    while done < view.nbytes:
-        got = os.preadv(fd, [view[done:]], offset + done)
-        if not got:
-            raise BadRequestError(f"the uploaded safetensors file ends before byte {offset + view.nbytes}")
-        done += got
+        return _Streamed(self.lazy, {new: self.names[old] for old, new in names.items()}), count
 
 
 def _strip(keys: list[str], prefix: str) -> tuple[dict[str, str], int]:

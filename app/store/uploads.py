@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 from starlette.requests import ClientDisconnect
 
+import mininn
 import models
 from app.errors import (
     BadRequestError,
@@ -62,7 +63,7 @@ from app.runtime.manager import LoadError, ModelManager, Publication
 from app.runtime.versions import build_servable
 from app.store.checkpoints import Checkpoint, detect, open_checkpoint
 from app.store.repository import ModelRepository, ModelSpec, Staging, file_identity, validate_model_name
-from mininn.serialization import CheckpointError
+from mininn.serialization import CheckpointError, write_safetensors
 from mininn.serialization import load as load_checkpoint
 
 __all__ = [
@@ -72,7 +73,6 @@ __all__ = [
     "UploadResult",
     "check_declared_length",
     "upload_state_dict",
-    "write_safetensors",
 ]
 
 logger = logging.getLogger("app.store.uploads")
@@ -81,19 +81,6 @@ UPLOAD_FILE = "upload.part"
 WEIGHTS_FILE = "weights.safetensors"
 _WRITE_BYTES = 1 << 20  # the body is written and hashed in slices of this size, off the event loop
 _MAX_LISTED = 50  # keys named in a message; the JSON lists have them all
-
-_SAFETENSORS_CODES = {
-    "bool": "BOOL",
-    "uint8": "U8",
-    "int8": "I8",
-    "int16": "I16",
-    "int32": "I32",
-    "int64": "I64",
-    "float16": "F16",
-    "bfloat16": "BF16",
-    "float32": "F32",
-    "float64": "F64",
-}
 
 
 @dataclass(frozen=True)
@@ -291,8 +278,11 @@ def _check_and_write(
     source_format = detect(body.path)
     servable = _build(manager.repository, name, spec)  # first: its initialization's scratch is gone by
     checkpoint = open_checkpoint(body.path, source_format, options.key)  # the time a whole .pt / .npz loads
-    checkpoint, stripped = checkpoint.renamed(options.strip_prefix)
-    missing, unexpected = _load_into(servable.module, checkpoint, options.strict, spec)
+    try:
+        checkpoint, stripped = checkpoint.renamed(options.strip_prefix)
+        missing, unexpected = _load_into(servable.module, checkpoint, options.strict, spec)
+    finally:
+        checkpoint.close()
     del checkpoint  # the module holds the values now
     checked = _Checked(servable, source_format, missing, unexpected, stripped)
     if checked.missing_keys:
@@ -300,9 +290,7 @@ def _check_and_write(
     if not options.allow_nonfinite:
         _check_finite(servable.module)
     metadata = _metadata(spec, body, checked, options)
-    arrays = {key: tensor._data for key, tensor in servable.module.state_dict().items()}
-    write_safetensors(body.path.parent / WEIGHTS_FILE, arrays, metadata)
-    del arrays
+    _write_weights(body.path.parent / WEIGHTS_FILE, servable.module.state_dict(), metadata)
     try:
         manager.prepare(name, spec, servable)
     except LoadError as exc:
@@ -352,7 +340,7 @@ def _load_into(
         raise UnprocessableError(f"{where}: {exc}", details=details) from None
     for key, tensor in module.state_dict().items():
         if key in present:
-            checkpoint.copy_into(key, tensor._data)
+            checkpoint.copy_into(key, tensor)
     return list(result.missing_keys), list(result.unexpected_keys)
 
 
@@ -368,7 +356,7 @@ def _size_mismatch(key: str, described: Any, target: Any) -> dict[str, Any] | No
 def _dtype_mismatch(key: str, described: Any, target: Any) -> dict[str, Any] | None:
     if described is None:
         return None
-    have, want = described[1], np.dtype(target._data.dtype)
+    have, want = described[1], target.dtype.np
     if _kind(have) == _kind(want):
         return None
     return {"key": key, "checkpoint_dtype": have.name, "model_dtype": want.name}
@@ -407,12 +395,11 @@ def _fill_missing(repository: ModelRepository, name: str, module: Any, checked: 
 def _check_finite(module: Any) -> None:
     bad = []
     for key, tensor in module.state_dict().items():
-        array = tensor._data
-        if _kind(np.dtype(array.dtype)) != "floating-point":
+        if _kind(tensor.dtype.np) != "floating-point":
             continue
-        finite = np.isfinite(array)
+        finite = mininn.isfinite(tensor)
         if not finite.all():
-            bad.append({"key": key, "count": int(array.size - np.count_nonzero(finite))})
+            bad.append({"key": key, "count": int(tensor.numel() - finite.count_nonzero())})
     if bad:
         listed = ", ".join(f"{b['key']} ({b['count']})" for b in bad[:_MAX_LISTED])
         raise UnprocessableError(
@@ -454,30 +441,9 @@ def _commit(repository: ModelRepository, name: str, staging: Staging) -> tuple[i
     return number, file_identity(repository.model_dir(name) / str(number) / WEIGHTS_FILE)
 
 
-def write_safetensors(path: Path, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, str]) -> None:
-    """Write a safetensors file tensor by tensor (no copy of the whole data in memory), fsynced.
-
-    The header lists the tensors in ``arrays`` order; it is padded with spaces
-    to a multiple of 8 bytes, as the ``safetensors`` package does.
-    """
-    header: dict[str, Any] = {"__metadata__": dict(metadata)}
-    offset = 0
-    for key, array in arrays.items():
-        code = _SAFETENSORS_CODES.get(np.dtype(array.dtype).name)
-        if code is None:
-            raise UnprocessableError(f"cannot store {key!r}: dtype {array.dtype} has no safetensors code")
-        end = offset + array.nbytes
-        header[key] = {"dtype": code, "shape": list(array.shape), "data_offsets": [offset, end]}
-        offset += array.nbytes
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
+def _write_weights(path: Path, tensors: Mapping[str, Any], metadata: Mapping[str, str]) -> None:
+    """The new version's weights, streamed tensor by tensor into a file of its own, fsynced."""
     with open(path, "xb") as fh:
-        fh.write(len(text).to_bytes(8, "little"))
-        fh.write(text)
-        for array in arrays.values():
-            contiguous = np.ascontiguousarray(array)
-            if contiguous.dtype.byteorder == ">":
-                contiguous = contiguous.astype(contiguous.dtype.newbyteorder("<"))
-            fh.write(memoryview(contiguous.reshape(-1).view(np.uint8)))
+        write_safetensors(fh, tensors, metadata)
         fh.flush()
         os.fsync(fh.fileno())

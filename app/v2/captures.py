@@ -63,15 +63,16 @@ INFER_PARAMETERS = ("capture", "capture_mode", "interventions")
 
 
 # ---- building a capture from a request -------------------------------------------------------
-def activations_capture(
-    document: Mapping[str, Any], parameters: Mapping[str, Any], module: Module, *, max_elements: int
-) -> ActivationCapture:
+def activations_capture(request: InferenceRequest, module: Module, *, max_elements: int) -> ActivationCapture:
     """The capture an ``/activations`` request asks for (not entered yet).
+
+    The fields sit at the top level of the request's JSON or in its ``parameters``.
 
     Raises:
         UnprocessableError: a bad field (named), a field given twice, or neither
             ``modules`` nor ``interventions``.
     """
+    document, parameters = request.document, request.parameters
     fields: dict[str, Any] = {}
     for key in ACTIVATION_FIELDS:
         if key in document and key in parameters:
@@ -97,14 +98,15 @@ def activations_capture(
 
 
 def infer_capture(
-    parameters: Mapping[str, Any], module: Module, *, max_elements: int
+    request: InferenceRequest, module: Module, *, max_elements: int
 ) -> ActivationCapture | None:
-    """The capture an ``/infer`` request's ``capture`` parameter asks for, or None.
+    """The capture an inference request's ``capture`` parameter asks for, or None.
 
     Raises:
         UnprocessableError: a bad ``capture``, ``capture_mode`` or ``interventions``
             parameter (named), or ``capture_mode``/``interventions`` without ``capture``.
     """
+    parameters = request.parameters
     if "capture" not in parameters:
         for key in ("capture_mode", "interventions"):
             if key in parameters:

@@ -10,6 +10,22 @@ pt (zip)       yes    yes    any nesting of dicts/lists/tuples of tensors;
 pt (legacy)    yes    no     ``torch.save(..., _use_new_zipfile_serialization=False)``
 =============  =====  =====  ==============================================
 
+Public names:
+
+- ``save(obj, f, format=None, metadata=None)`` and ``load(f, map_location=None)``:
+  a whole checkpoint at once, as ``torch.save``/``torch.load``.
+- ``open_checkpoint(f) -> Checkpoint``: a checkpoint opened lazily (MLX's
+  ``mx.load`` plus ``Module.load_weights``). ``Checkpoint.entries()`` gives
+  each tensor's ``Entry`` (key, dtype, shape, byte offset and size, the offset
+  ``None`` where the format keeps no plain run of bytes); ``read(key)``,
+  ``copy_into(key, dest)`` and ``load_into(module, strict=True)`` read one
+  tensor at a time. Safetensors files are read lazily; npz and PyTorch files
+  are loaded whole when opened. ``Checkpoint.metadata`` holds the string
+  metadata.
+- ``write_safetensors(f, tensors, metadata=None)``: safetensors written tensor
+  by tensor (``save`` writes safetensors through it).
+- ``load_metadata(f)``, ``detect_format(f)``, ``FORMATS``.
+
 ``load`` decides the format from the bytes, never from the file name. Pickles
 are run by a restricted interpreter that builds tensors and plain containers
 only: untrusted bytes never reach ``pickle.load`` or
@@ -27,20 +43,33 @@ Arguments of the wrong type raise ``TypeError``; a missing file raises
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from mininn._backend import device as Device
 from mininn.serialization import _npz, _safetensors, _torch_load, _torch_save
+from mininn.serialization._checkpoint import Checkpoint, Entry, open_checkpoint
 from mininn.serialization._detect import detect
 from mininn.serialization._dtypes import dtype_name
 from mininn.serialization._errors import CheckpointError
 from mininn.serialization._io import FileLike, atomic_path, is_path, open_source
 from mininn.serialization._tensors import as_array, is_tensor_like, resolve_device, to_tensor
+from mininn.tensor import Tensor
 
-__all__ = ["FORMATS", "CheckpointError", "detect_format", "load", "load_metadata", "save"]
+__all__ = [
+    "FORMATS",
+    "Checkpoint",
+    "CheckpointError",
+    "Entry",
+    "detect_format",
+    "load",
+    "load_metadata",
+    "open_checkpoint",
+    "save",
+    "write_safetensors",
+]
 
 FORMATS = ("safetensors", "npz", "pt")
 _SUFFIXES = {".safetensors": "safetensors", ".npz": "npz", ".pt": "pt", ".pth": "pt", ".bin": "pt"}
@@ -76,15 +105,33 @@ def save(
     fmt = _choose_format(format, f)
     meta = _checked_metadata(metadata, fmt)
     payload = obj if fmt == "pt" else _flat_arrays(obj, fmt)
-    if not is_path(f):
-        _write(payload, fmt, meta, f)
-        return
-    with atomic_path(f) as tmp:
-        if fmt == "safetensors":
-            _safetensors.save(payload, tmp, meta)  # the package writes the file itself
-        else:
-            with open(tmp, "wb") as fh:
-                _write(payload, fmt, meta, fh)
+    _to_file(f, lambda fh: _write(payload, fmt, meta, fh))
+
+
+def write_safetensors(
+    f: FileLike,
+    tensors: Mapping[str, Tensor | np.ndarray] | Iterable[tuple[str, Tensor | np.ndarray]],
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Write a safetensors file tensor by tensor: only the header is built in memory.
+
+    ``save(..., format="safetensors")`` writes through this function too.
+
+    Args:
+        f: a path (written atomically through a temporary file beside it) or a
+            writable binary file object (the caller flushes and closes it).
+        tensors: a mapping of ``str`` to ``Tensor``/``np.ndarray``, or
+            ``(key, tensor)`` pairs; the file keeps their order.
+        metadata: string key/value pairs stored as ``__metadata__``.
+
+    Raises:
+        CheckpointError: a key is not a string, a value is not a tensor, or its
+            dtype has no safetensors code (the message names the key).
+    """
+    pairs = tensors.items() if isinstance(tensors, Mapping) else tensors
+    arrays = _flat_arrays(dict(pairs), "safetensors")
+    meta = _checked_metadata(metadata, "safetensors")
+    _to_file(f, lambda fh: _safetensors.write(fh, arrays.items(), meta))
 
 
 def load(
@@ -180,13 +227,21 @@ def _checked_metadata(metadata: Mapping[str, str] | None, fmt: str) -> dict[str,
     return dict(metadata)
 
 
+def _to_file(f: FileLike, write: Callable[[BinaryIO], None]) -> None:
+    if not is_path(f):
+        write(f)
+        return
+    with atomic_path(f) as tmp, open(tmp, "wb") as fh:
+        write(fh)
+
+
 def _write(payload: Any, fmt: str, metadata: dict[str, str] | None, fileobj: BinaryIO) -> None:
     if fmt == "pt":
         _torch_save.save(payload, fileobj)
     elif fmt == "npz":
         _npz.save(payload, fileobj, metadata)
     else:
-        _safetensors.save(payload, fileobj, metadata)
+        _safetensors.write(fileobj, payload.items(), metadata)
 
 
 def _flat_arrays(obj: Any, fmt: str) -> dict[str, np.ndarray]:

@@ -1,6 +1,6 @@
 """safetensors: an 8-byte little-endian header length, a JSON header, raw tensor bytes.
 
-Writing goes through the ``safetensors`` package's NumPy API. Reading checks
+Writing streams the tensors one by one after the header. Reading checks
 the whole header here first (dtypes, shapes, offsets tiling the data exactly,
 nothing past the file's end), the same rules the package applies, so that a
 hostile header fails before any allocation; then each tensor's bytes are read
@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
-import safetensors
-import safetensors.numpy
 
 from mininn.serialization._dtypes import numpy_dtype
 from mininn.serialization._errors import CheckpointError
 from mininn.serialization._io import Source, byte_view, empty_array
 
-__all__ = ["MAX_HEADER_BYTES", "Header", "looks_like_safetensors", "read_header", "load", "save"]
+__all__ = ["MAX_HEADER_BYTES", "Entry", "Header", "looks_like_safetensors", "read_header", "load", "write"]
 
 MAX_HEADER_BYTES = 100_000_000  # the safetensors package's own limit
 _MAX_NDIM = 64
@@ -43,6 +41,7 @@ _DTYPES = {
     "F32": "float32",
     "F64": "float64",
 }
+_CODES = {name: code for code, name in _DTYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -103,19 +102,33 @@ def load(source: Source) -> dict[str, np.ndarray]:
     return {e.name: _read_entry(source, header.data_start, e) for e in header.entries}
 
 
-def save(
-    arrays: Mapping[str, np.ndarray], target: str | BinaryIO, metadata: Mapping[str, str] | None
+def write(
+    fileobj: BinaryIO, arrays: Iterable[tuple[str, np.ndarray]], metadata: Mapping[str, str] | None
 ) -> None:
-    """Write ``arrays`` (a flat mapping) to a path or a binary file object."""
-    flat = {name: np.require(a, requirements="C") for name, a in arrays.items()}  # keeps 0-d
-    meta = None if metadata is None else dict(metadata)
-    try:
-        if isinstance(target, str):
-            safetensors.numpy.save_file(flat, target, metadata=meta)
-        else:
-            target.write(safetensors.numpy.save(flat, metadata=meta))
-    except (safetensors.SafetensorError, ValueError, TypeError) as e:
-        raise CheckpointError(f"cannot write safetensors: {e}") from e
+    """Write ``arrays`` (name, array pairs, in the order given) tensor by tensor to ``fileobj``.
+
+    Only the header is built in memory; each array's bytes go to the file in
+    turn. The header is padded with spaces to a multiple of 8 bytes, as the
+    ``safetensors`` package pads it, and its tensors are in data order.
+    """
+    pairs = list(arrays)
+    header: dict[str, Any] = {} if metadata is None else {"__metadata__": dict(metadata)}
+    offset = 0
+    for name, array in pairs:
+        end = offset + array.nbytes
+        header[name] = {
+            "dtype": _CODES[array.dtype.name],
+            "shape": list(array.shape),
+            "data_offsets": [offset, end],
+        }
+        offset = end
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    fileobj.write(len(text).to_bytes(8, "little"))
+    fileobj.write(text)
+    for _, array in pairs:
+        if array.nbytes:
+            fileobj.write(byte_view(np.ascontiguousarray(array)))
 
 
 def _parse_json(text: bytes) -> dict[str, Any]:

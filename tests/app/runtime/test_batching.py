@@ -634,8 +634,9 @@ def test_the_triton_section_reports_delay_queue_and_timeout() -> None:
 def mlp_servable(seed: int = 0) -> Any:
     servable = models.servable("mlp", {"in_features": 64, "hidden_sizes": [256, 256], "out_features": 10})
     rng = np.random.default_rng(seed)
-    for parameter in servable.module.parameters():
-        parameter._data[...] = rng.standard_normal(parameter.shape).astype(np.float32) * 0.1
+    with mininn.no_grad():
+        for parameter in servable.module.parameters():
+            parameter.copy_(mininn.tensor(rng.standard_normal(parameter.shape).astype(np.float32) * 0.1))
     servable.module.eval()
     return servable
 

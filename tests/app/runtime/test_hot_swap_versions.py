@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from safetensors.numpy import save as safetensors_bytes
 
 from app.store.repository import ModelRepository
-from app.store.uploads import write_safetensors
+from mininn.serialization import write_safetensors
 
 SLOW = {"architecture": "test-slow", "config": {"seconds": 0.6, "only_negative": True}}
 
