@@ -74,9 +74,10 @@ def test_kaiming_mode_is_case_insensitive_like_torch():
 def test_init_fills_a_parameter_in_place_outside_no_grad_and_returns_it(fill):
     m = nn.Linear(6, 4)
     weight = m.weight
-    array = weight._data
+    ptr, alias = weight.data_ptr(), weight.detach()  # the alias shares the storage
     out = fill(init, weight)
-    assert out is weight and m.weight is weight and weight._data is array
+    assert out is weight and m.weight is weight and weight.data_ptr() == ptr
+    assert mininn.equal(alias, weight)
     assert weight.requires_grad and weight.grad_fn is None and weight.dtype == mininn.float32
 
 

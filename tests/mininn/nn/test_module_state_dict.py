@@ -322,8 +322,9 @@ def test_read_only_storage_is_replaced_not_written() -> None:
     m = MININN.Lin(2, 2)
     ro = np.zeros((2, 2), np.float32)
     ro.flags.writeable = False
-    m.weight._data = ro
+    m.weight.data = mininn.from_numpy(ro)  # e.g. storage mapped from a checkpoint file
     w = m.weight
+    assert np.shares_memory(w.detach().numpy(), ro)
     m.load_state_dict({"weight": np.ones((2, 2), np.float32), "bias": np.ones(2, np.float32)})
     assert m.weight is w and to_np(w).tolist() == [[1, 1], [1, 1]] and not ro.any()
 

@@ -49,12 +49,14 @@ def test_param_groups_use_their_own_hyper_parameters():
 
 def test_parameters_are_updated_in_place_and_keep_their_identity():
     twin = make_twin()
-    before = [(id(p), id(p._data)) for p in twin.mininn_params]
+    before = [(id(p), p.data_ptr()) for p in twin.mininn_params]
+    aliases = [p.detach() for p in twin.mininn_params]  # share the storage: they see in-place updates
     opt = optim.SGD(twin.mininn_params, lr=0.1, momentum=0.9)
     twin.mininn_loss().backward()
     opt.step()
-    after = [(id(p), id(p._data)) for p in twin.mininn_params]
+    after = [(id(p), p.data_ptr()) for p in twin.mininn_params]
     assert after == before
+    assert all(mininn.equal(a, p) for a, p in zip(aliases, twin.mininn_params))
     assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in twin.mininn_params)
     assert all(p.grad_fn is None for p in twin.mininn_params)
 

@@ -27,7 +27,7 @@ def test_every_dtype_and_shape_round_trips(tmp_path, dtype):
     assert list(out) == list(sd)
     for key, expected in sd.items():
         assert out[key].dtype.name == dtype and tuple(out[key].shape) == expected.shape
-        np.testing.assert_array_equal(out[key]._data, expected)
+        np.testing.assert_array_equal(out[key].numpy(), expected)
 
 
 def test_plain_files_from_numpy_savez_and_savez_compressed_load(tmp_path):
@@ -42,8 +42,8 @@ def test_plain_files_from_numpy_savez_and_savez_compressed_load(tmp_path):
     for name in ("plain.npz", "packed.npz"):
         out = load(tmp_path / name)
         for key, expected in arrays.items():
-            np.testing.assert_array_equal(out[key]._data, expected)
-        assert out["big_endian"]._data.dtype == np.int32 and out["big_endian"].dtype is mininn.int32
+            np.testing.assert_array_equal(out[key].numpy(), expected)
+        assert out["big_endian"].numpy().dtype == np.int32 and out["big_endian"].dtype is mininn.int32
         assert load_metadata(tmp_path / name) == {}
 
 
@@ -59,7 +59,7 @@ def test_bfloat16_and_metadata_ride_in_a_manifest_member(tmp_path):
     assert load_metadata(tmp_path / "m.npz") == {"mininn.architecture": "mlp"}
     out = load(tmp_path / "m.npz")
     assert list(out) == ["bf", "f"] and out["bf"].dtype is mininn.bfloat16
-    np.testing.assert_array_equal(out["bf"]._data, bf)
+    np.testing.assert_array_equal(out["bf"].numpy(), bf)
     with np.load(tmp_path / "m.npz", allow_pickle=False) as npz:  # still readable by numpy
         assert npz["bf"].dtype == np.uint16 and "__mininn__" in npz.files
 
