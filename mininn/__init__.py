@@ -6,7 +6,8 @@ Replace ``import torch`` with ``import mininn`` and ``torch.nn`` with
 
 # ruff: noqa: A002 - torch's argument names (input, min, max) shadow builtins
 
-# mininn.tensor first: the op modules it imports reach Tensor through it
+# mininn.tensor first: importing the submodule binds the name mininn.tensor to it, and the
+# factory function tensor, imported below, has to be what the name means afterwards
 from mininn.tensor import Size, Tensor  # isort: skip
 
 from mininn import autograd

@@ -5,14 +5,21 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mininn import _dtype
 from mininn._backend import array_module, as_device, to_device
-from mininn.tensor import Size, Tensor
+from mininn._functions._util import torch_type_name
+from mininn._functions.inplace import check_leaf, write
+from mininn._functions.shape import shape_args
+from mininn._tensor_core import Size, TensorCore
+from mininn.autograd.function import wrap
+
+if TYPE_CHECKING:
+    from mininn.tensor import Tensor
 
 __all__ = [
     "tensor",
@@ -128,7 +135,7 @@ def _finish(arr: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
     dev = as_device(device)
     if dev.type != "cpu":
         arr = to_device(arr, dev)
-    return Tensor(arr, requires_grad=requires_grad)
+    return wrap(arr, requires_grad)
 
 
 def _infer_dtype(data: Any) -> _dtype.dtype:
@@ -149,15 +156,15 @@ def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """A new tensor copying ``data`` (Python floats -> float32, ints -> int64)."""
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorCore):
         arr = np.array(to_device(data._data, as_device("cpu")))
         dt = data.dtype if dtype is None else _dtype.as_dtype(dtype)
     elif isinstance(data, (np.ndarray, np.generic)):  # NumPy arrays and scalars keep their dtype
         arr = np.array(data)
         dt = _dtype.from_numpy_dtype(arr.dtype) if dtype is None else _dtype.as_dtype(dtype)
     else:
-        if isinstance(data, Sequence) and any(isinstance(d, Tensor) for d in data):
-            data = [np.asarray(d._data) if isinstance(d, Tensor) else d for d in data]
+        if isinstance(data, Sequence) and any(isinstance(d, TensorCore) for d in data):
+            data = [np.asarray(d._data) if isinstance(d, TensorCore) else d for d in data]
         dt = _infer_dtype(data) if dtype is None else _dtype.as_dtype(dtype)
         arr = np.array(data)
     return _finish(np.array(arr, dtype=dt.np, order="C"), device, requires_grad)
@@ -165,38 +172,38 @@ def tensor(
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array when it can."""
-    if isinstance(data, Tensor) and dtype is None and device is None:
+    if isinstance(data, TensorCore) and dtype is None and device is None:
         return data
     if isinstance(data, np.ndarray) and device is None:
         dt = None if dtype is None else _dtype.as_dtype(dtype).np
         arr = np.asarray(data, dtype=dt)
         _dtype.from_numpy_dtype(arr.dtype)  # unsupported dtypes fail here, naming the choices
-        return Tensor(arr)
+        return wrap(arr)
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``array``."""
     _dtype.from_numpy_dtype(array.dtype)
-    return Tensor(array)
+    return wrap(array)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     dt = _float_dtype(dtype)
     xp = array_module(as_device(device))
-    return Tensor(xp.zeros(_size(size), dtype=dt.np), requires_grad=requires_grad)
+    return wrap(xp.zeros(_size(size), dtype=dt.np), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     dt = _float_dtype(dtype)
     xp = array_module(as_device(device))
-    return Tensor(xp.ones(_size(size), dtype=dt.np), requires_grad=requires_grad)
+    return wrap(xp.ones(_size(size), dtype=dt.np), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     dt = _float_dtype(dtype)
     xp = array_module(as_device(device))
-    return Tensor(xp.empty(_size(size), dtype=dt.np), requires_grad=requires_grad)
+    return wrap(xp.empty(_size(size), dtype=dt.np), requires_grad)
 
 
 def full(
@@ -208,7 +215,7 @@ def full(
     else:
         dt = _dtype.as_dtype(dtype)
     xp = array_module(as_device(device))
-    return Tensor(xp.full(_size((size,)), fill_value, dtype=dt.np), requires_grad=requires_grad)
+    return wrap(xp.full(_size((size,)), fill_value, dtype=dt.np), requires_grad)
 
 
 def arange(
@@ -242,19 +249,21 @@ def linspace(
 
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          generator: Generator | None = None) -> Tensor:
-    gen = generator or default_generator
-    dt = _float_dtype(dtype)
-    with gen._lock:
-        arr = gen.rng.random(_size(size), dtype=np.float64).astype(dt.np)
-    return _finish(arr, device, requires_grad)
+    return _float_samples("random", size, dtype, device, requires_grad, generator)
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           generator: Generator | None = None) -> Tensor:
+    return _float_samples("standard_normal", size, dtype, device, requires_grad, generator)
+
+
+def _float_samples(method: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_grad: bool,
+                   generator: Generator | None) -> Tensor:
+    """Float64 samples of the NumPy generator's ``method`` (``random``, ...), cast to the float ``dtype``."""
     gen = generator or default_generator
     dt = _float_dtype(dtype)
     with gen._lock:
-        arr = gen.rng.standard_normal(_size(size), dtype=np.float64).astype(dt.np)
+        arr = getattr(gen.rng, method)(_size(size), dtype=np.float64).astype(dt.np)
     return _finish(arr, device, requires_grad)
 
 
@@ -273,19 +282,23 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], Any, Any
     return tuple(t.shape), (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    s, d, dev = _like(t, dtype, device)
-    return zeros(s, dtype=d, device=dev, requires_grad=requires_grad)
+def _like_factory(factory: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    """``<factory>_like``: ``factory`` with ``t``'s shape, and its dtype and device unless given."""
+
+    def like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        s, d, dev = _like(t, dtype, device)
+        return factory(s, dtype=d, device=dev, requires_grad=requires_grad)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"``{factory.__name__}`` with ``t``'s shape, and its dtype and device unless given."
+    return like
 
 
-def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    s, d, dev = _like(t, dtype, device)
-    return ones(s, dtype=d, device=dev, requires_grad=requires_grad)
-
-
-def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    s, d, dev = _like(t, dtype, device)
-    return empty(s, dtype=d, device=dev, requires_grad=requires_grad)
+zeros_like = _like_factory(zeros, "zeros_like")
+ones_like = _like_factory(ones, "ones_like")
+empty_like = _like_factory(empty, "empty_like")
+rand_like = _like_factory(rand, "rand_like")
+randn_like = _like_factory(randn, "randn_like")
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -294,22 +307,47 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
     return full(s, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    s, d, dev = _like(t, dtype, device)
-    return rand(s, dtype=d, device=dev, requires_grad=requires_grad)
+# ---- Tensor.new_* (this tensor's dtype and device by default) ------------------------------
+def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Any:
+    """A new tensor from ``data`` with this tensor's dtype and device by default."""
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    s, d, dev = _like(t, dtype, device)
-    return randn(s, dtype=d, device=dev, requires_grad=requires_grad)
+def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Any:
+    """Zeros with this tensor's dtype and device by default."""
+    return _new(self, size, 0, dtype, device, requires_grad)
+
+
+def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Any:
+    """Ones with this tensor's dtype and device by default."""
+    return _new(self, size, 1, dtype, device, requires_grad)
+
+
+def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Any:
+    """``fill_value`` everywhere, with this tensor's dtype and device by default."""
+    return _new(self, (size,), fill_value, dtype, device, requires_grad)
+
+
+def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Any:
+    """An uninitialised tensor with this tensor's dtype and device by default."""
+    return _new(self, size, 0, dtype, device, requires_grad)
+
+
+def _new(self, size: Any, fill: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
+    return full(shape_args(size), fill, dtype=dtype or self.dtype,
+                device=device or self.device, requires_grad=requires_grad)
 
 
 # ---- in-place random fills (Tensor.normal_ and friends, used by nn.init) ----------------
 
 
 def _fill(t: Tensor, sample: Any, generator: Generator | None) -> Tensor:
-    from mininn._functions.inplace import check_leaf, write
-
     check_leaf(t)
     gen = generator or default_generator
     with gen._lock:
@@ -319,8 +357,6 @@ def _fill(t: Tensor, sample: Any, generator: Generator | None) -> Tensor:
 
 def _check_floating(t: Tensor, kernel: str) -> None:
     if not t.dtype.is_floating_point:
-        from mininn._functions._util import torch_type_name
-
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{torch_type_name(t._data.dtype)}'"
         )
@@ -346,7 +382,7 @@ def fill_uniform_(t: Tensor, a: float, b: float, generator: Generator | None) ->
 
 def fill_bernoulli_(t: Tensor, p: Any, generator: Generator | None) -> Tensor:
     """Fill ``t`` with 1 with probability ``p`` (a number or a tensor), else 0."""
-    probs = p._data if isinstance(p, Tensor) else p
+    probs = p._data if isinstance(p, TensorCore) else p
     if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     return _fill(t, lambda rng, s: rng.random(s) < probs, generator)
@@ -366,7 +402,7 @@ def fill_exponential_(t: Tensor, lambd: float, generator: Generator | None) -> T
 
 def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype."""
-    out = Tensor(np.empty_like(input._data))
+    out = wrap(np.empty_like(input._data))
     return fill_bernoulli_(out, input if p is None else p, generator)
 
 
@@ -386,12 +422,10 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
             with np.errstate(divide="ignore"):
                 keys = np.log(rows) + gen.rng.gumbel(size=rows.shape)
             out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
-    return Tensor(out.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,)))
+    return wrap(out.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,)))
 
 
 def _check_multinomial(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
-    from mininn._functions._util import torch_type_name
-
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "multinomial only supports floating-point dtypes for input, got: "
@@ -434,12 +468,12 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Samples of N(mean, std**2): elementwise for tensor ``mean``/``std`` (broadcast), or of ``size``."""
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
+    m = mean._data if isinstance(mean, TensorCore) else mean
+    s = std._data if isinstance(std, TensorCore) else std
     if np.any(np.asarray(s) < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(s):g}")
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        ref = mean if isinstance(mean, Tensor) else std
+    if isinstance(mean, TensorCore) or isinstance(std, TensorCore):
+        ref = mean if isinstance(mean, TensorCore) else std
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         dt = ref.dtype
     else:
@@ -456,7 +490,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     gen = generator or default_generator
     with gen._lock:
         arr = gen.rng.poisson(np.asarray(input._data, dtype=np.float64))
-    return Tensor(arr.astype(input._data.dtype))
+    return wrap(arr.astype(input._data.dtype))
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
@@ -503,7 +537,7 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
                requires_grad: bool = False) -> Tensor:
     """A 1-D tensor sharing memory with a Python buffer (``bytes`` give a read-only one)."""
     arr = np.frombuffer(buffer, dtype=_dtype.as_dtype(dtype).np, count=count, offset=offset)
-    return Tensor(arr, requires_grad=requires_grad)
+    return wrap(arr, requires_grad)
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
@@ -511,4 +545,4 @@ def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) ->
     gen = generator or default_generator
     with gen._lock:
         arr = gen.rng.binomial(np.asarray(count._data, np.int64), np.asarray(prob._data, np.float64))
-    return Tensor(arr.astype(count._data.dtype))
+    return wrap(arr.astype(count._data.dtype))

@@ -10,6 +10,7 @@ import numpy as np
 
 from mininn import _dtype
 from mininn._functions._util import category, promote_arrays, scalar_result_dtype
+from mininn._tensor_core import TensorCore
 
 __all__ = ["finfo", "iinfo", "promote_types", "result_type", "can_cast"]
 
@@ -90,9 +91,7 @@ def _scalar_dtype(value: Any) -> np.dtype:
 
 def result_type(tensor1: Any, tensor2: Any) -> _dtype.dtype:
     """The dtype of an arithmetic op between two tensors or numbers, by torch's promotion rules."""
-    from mininn.tensor import Tensor
-
-    t1, t2 = isinstance(tensor1, Tensor), isinstance(tensor2, Tensor)
+    t1, t2 = isinstance(tensor1, TensorCore), isinstance(tensor2, TensorCore)
     if t1 and t2:
         a, b = tensor1._data, tensor2._data
         return _dtype.from_numpy_dtype(promote_arrays(a, b, a.ndim > 0, b.ndim > 0))

@@ -1,11 +1,14 @@
-"""``Tensor``: an array of the device's array module plus its autograd record.
+"""``Tensor``: the public tensor class, on top of the op modules.
 
-A Tensor owns ``_data`` (a NumPy array on cpu, a CuPy array on cuda). Ops are
-``Function`` subclasses in ``mininn._functions``; each op family also defines
-the public function (``mininn.sum(x, 1)``) that this class binds as the method
-of the same name (``x.sum(1)``). This file holds what is Tensor-specific: the
-autograd-facing state (``requires_grad``, ``grad``, ``grad_fn``, hooks),
-conversions, operators and printing.
+Layers, bottom-up: ``mininn._tensor_core.TensorCore`` holds a tensor's state
+(``_data``: a NumPy array on cpu, a CuPy array on cuda; ``requires_grad``,
+``grad``, ``grad_fn``, hooks); ``mininn.autograd.function`` is the seam, where
+``Function.apply`` unwraps Tensors into arrays and wraps results, recording the
+graph; ``mininn._functions`` holds the ops, each family also defining the public
+function (``mininn.sum(x, 1)``) that this class binds as the method of the same
+name (``x.sum(1)``). This file adds what needs the ops: autograd entry points
+(``backward``, hooks), conversions, operators and printing, and hands ``Tensor``
+to the seam once (``set_tensor_class``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from mininn import _dtype
-from mininn._backend import as_device, device, device_of, to_device
-
-# The op modules reach Tensor through this (partially imported) module at call time.
-from mininn._functions import _util
+from mininn import _factories as FA
+from mininn._backend import as_device, to_device
 from mininn._functions import conversion as C
 from mininn._functions import elementwise as E
 from mininn._functions import indexing as I  # noqa: E741
@@ -33,150 +33,30 @@ from mininn._functions import shape as S
 from mininn._functions import softmax as SM
 from mininn._functions import sorting as SO
 from mininn._functions import unary as U
-from mininn.autograd.function import _accumulate, _edge, run_backward
+from mininn._functions.printing import format_tensor
+from mininn._tensor_core import Size, TensorCore
+from mininn.autograd.function import _accumulate, _edge, _root_grad, run_backward, set_tensor_class
 from mininn.utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size"]
 
-_ndarray = np.ndarray
 _asarray = np.asarray
-_FROM_NP = _dtype._FROM_NP
 
 
-class Size(tuple):
-    """A tensor's shape: a tuple that prints like torch's ``Size``."""
+def _reflected(op: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+    """The reflected operator of ``op`` (``__radd__`` of ``add``): ``other <op> self``."""
 
-    def __repr__(self) -> str:
-        return f"mininn.Size({list(self)})"
+    def reflected(self: Tensor, other: Any) -> Tensor:
+        return op(other, self)
 
-    def numel(self) -> int:
-        """The number of elements a tensor of this shape holds."""
-        n = 1
-        for s in self:
-            n *= s
-        return n
+    reflected.__name__ = reflected.__qualname__ = f"reflected_{op.__name__}"
+    return reflected
 
 
-class Tensor:
+class Tensor(TensorCore):
     """A multi-dimensional array with reverse-mode autograd (torch semantics)."""
 
-    __slots__ = (
-        "_data",
-        "_requires_grad",
-        "grad",
-        "grad_fn",
-        "_output_nr",
-        "_hooks",
-        "_accumulator",
-        "_retains_grad",
-        "__weakref__",
-    )
-    __array_priority__ = 1000  # ndarray op Tensor -> Tensor's reflected method
-
-    def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        if type(data) is not _ndarray and not hasattr(data, "__cuda_array_interface__"):
-            data = _asarray(data)
-        self._data = data
-        self._requires_grad = False
-        self.grad: Tensor | None = None
-        self.grad_fn: Any = None
-        self._output_nr = 0
-        self._hooks: list[Callable[..., Any]] | None = None
-        self._accumulator: Any = None
-        self._retains_grad = False
-        if requires_grad:
-            self.requires_grad = True
-
-    # ---- metadata -----------------------------------------------------------------
-    @property
-    def shape(self) -> Size:
-        return Size(self._data.shape)
-
-    def size(self, dim: int | None = None) -> Any:
-        """The shape, or the size of one dim."""
-        if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[wrap_dim(dim, self._data.ndim)] if self._data.ndim else 1
-
-    @property
-    def dtype(self) -> _dtype.dtype:
-        try:
-            return _FROM_NP[self._data.dtype]
-        except KeyError:
-            return _dtype.from_numpy_dtype(self._data.dtype)
-
-    @property
-    def device(self) -> device:
-        return device_of(self._data)
-
-    @property
-    def ndim(self) -> int:
-        return self._data.ndim
-
-    def dim(self) -> int:
-        """The number of dims."""
-        return self._data.ndim
-
-    ndimension = dim
-
-    def numel(self) -> int:
-        """The number of elements."""
-        return int(self._data.size)
-
-    nelement = numel
-
-    def element_size(self) -> int:
-        """Bytes per element."""
-        return int(self._data.itemsize)
-
-    @property
-    def itemsize(self) -> int:
-        return int(self._data.itemsize)
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._data.nbytes)
-
-    def is_floating_point(self) -> bool:
-        """Whether the dtype is a floating-point one."""
-        return self.dtype.is_floating_point
-
-    def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Whether the array is C-contiguous."""
-        return bool(self._data.flags["C_CONTIGUOUS"])
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.grad_fn is None
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.device.type == "cuda"
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        if self.grad_fn is not None:
-            if value:
-                return
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use "
-                "a computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach()."
-            )
-        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError(
-                "only Tensors of floating point dtype can require gradients"
-            )
-        self._requires_grad = bool(value)
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` and return self."""
-        self.requires_grad = requires_grad
-        return self
+    __slots__ = ()
 
     @property
     def data(self) -> Tensor:
@@ -185,12 +65,6 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
-
-    def _become(self, other: Tensor) -> None:
-        """Take over ``other``'s array and graph position (in-place ops under autograd)."""
-        self._data = other._data
-        self.grad_fn = other.grad_fn
-        self._output_nr = other._output_nr
 
     # ---- autograd -----------------------------------------------------------------
     def backward(
@@ -364,42 +238,32 @@ class Tensor:
     bool = C.to_bool
     type = C.tensor_type
     type_as = C.type_as
-    new_tensor = C.new_tensor
-    new_zeros = C.new_zeros
-    new_ones = C.new_ones
-    new_full = C.new_full
-    new_empty = C.new_empty
+    new_tensor = FA.new_tensor
+    new_zeros = FA.new_zeros
+    new_ones = FA.new_ones
+    new_full = FA.new_full
+    new_empty = FA.new_empty
 
     # ---- random in-place fills (nn.init) --------------------------------------------
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
         """Fill with samples of N(mean, std**2) from the global generator."""
-        from mininn._factories import fill_normal_
-
-        return fill_normal_(self, mean, std, generator)
+        return FA.fill_normal_(self, mean, std, generator)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
         """Fill with samples of U(a, b) from the global generator."""
-        from mininn._factories import fill_uniform_
-
-        return fill_uniform_(self, a, b, generator)
+        return FA.fill_uniform_(self, a, b, generator)
 
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         """Fill with 1 (probability ``p``) or 0 from the global generator."""
-        from mininn._factories import fill_bernoulli_
-
-        return fill_bernoulli_(self, p, generator)
+        return FA.fill_bernoulli_(self, p, generator)
 
     def random_(self, low: int = 0, high: int | None = None, *, generator: Any = None) -> Tensor:
         """Fill with integers in ``[low, high)``."""
-        from mininn._factories import fill_random_
-
-        return fill_random_(self, low, high, generator)
+        return FA.fill_random_(self, low, high, generator)
 
     def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
         """Fill with samples of Exp(lambd)."""
-        from mininn._factories import fill_exponential_
-
-        return fill_exponential_(self, lambd, generator)
+        return FA.fill_exponential_(self, lambd, generator)
 
     # ---- in-place -----------------------------------------------------------------
     zero_ = IP.zero_
@@ -426,17 +290,10 @@ class Tensor:
     tanh_ = IP.tanh_
     reciprocal_ = IP.reciprocal_
 
-    def __iadd__(self, other: Any) -> Tensor:
-        return IP.add_(self, other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return IP.sub_(self, other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return IP.mul_(self, other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return IP.div_(self, other)
+    __iadd__ = IP.add_
+    __isub__ = IP.sub_
+    __imul__ = IP.mul_
+    __itruediv__ = IP.div_
 
     # ---- arithmetic ---------------------------------------------------------------
     add = E.add
@@ -464,75 +321,35 @@ class Tensor:
     dot = L.dot
     outer = L.outer
 
-    def __add__(self, other: Any) -> Tensor:
-        return E.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return E.add(other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return E.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return E.sub(other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return E.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return E.mul(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return E.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return E.div(other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return E.floor_divide(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return E.floor_divide(other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return E.remainder(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return E.remainder(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return E.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return E.pow(other, self)
-
-    def __neg__(self) -> Tensor:
-        return E.neg(self)
+    __add__ = E.add
+    __radd__ = _reflected(E.add)
+    __sub__ = E.sub
+    __rsub__ = _reflected(E.sub)
+    __mul__ = E.mul
+    __rmul__ = _reflected(E.mul)
+    __truediv__ = E.div
+    __rtruediv__ = _reflected(E.div)
+    __floordiv__ = E.floor_divide
+    __rfloordiv__ = _reflected(E.floor_divide)
+    __mod__ = E.remainder
+    __rmod__ = _reflected(E.remainder)
+    __pow__ = E.pow
+    __rpow__ = _reflected(E.pow)
+    __neg__ = E.neg
 
     def __pos__(self) -> Tensor:
         return self
 
-    def __abs__(self) -> Tensor:
-        return U.abs(self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return L.matmul(self, other)
+    __abs__ = U.abs
+    __matmul__ = L.matmul
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return L.matmul(Tensor(_asarray(other)), self)
 
-    def __invert__(self) -> Tensor:
-        return E.bitwise_not(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return E.bitwise_and(self, other)
-
-    def __or__(self, other: Any) -> Tensor:
-        return E.bitwise_or(self, other)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return E.bitwise_xor(self, other)
-
+    __invert__ = E.bitwise_not
+    __and__ = E.bitwise_and
+    __or__ = E.bitwise_or
+    __xor__ = E.bitwise_xor
     __rand__ = __and__
     __ror__ = __or__
     __rxor__ = __xor__
@@ -560,24 +377,12 @@ class Tensor:
     isclose = E.isclose
     equal = E.equal
 
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return E.eq(self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return E.ne(self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return E.lt(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return E.le(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return E.gt(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return E.ge(self, other)
-
+    __eq__ = E.eq  # type: ignore[override]
+    __ne__ = E.ne  # type: ignore[override]
+    __lt__ = E.lt
+    __le__ = E.le
+    __gt__ = E.gt
+    __ge__ = E.ge
     __hash__ = object.__hash__
 
     # ---- unary math ---------------------------------------------------------------
@@ -659,11 +464,8 @@ class Tensor:
     narrow = I.narrow
     nonzero = I.nonzero
 
-    def __getitem__(self, key: Any) -> Tensor:
-        return I.getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        I.setitem(self, key, value)
+    __getitem__ = I.getitem
+    __setitem__ = I.setitem
 
     # ---- printing -----------------------------------------------------------------
     def __repr__(self) -> str:
@@ -677,37 +479,14 @@ class Tensor:
 
 # the tensor functions of mininn/_functions/methods.py, bound where this class defines no such name
 MT.install(Tensor)
+# the seam wraps op results in this class from now on
+set_tensor_class(Tensor)
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor(data, requires_grad=requires_grad)
 
 
-def _root_grad(t: Tensor, gradient: Any, i: int) -> Any:
-    """The gradient that seeds backward from ``t`` (implicit 1 for a scalar)."""
-    if gradient is None:
-        if t._data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        if not t.dtype.is_floating_point:
-            raise RuntimeError(
-                f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
-            )
-        return np.ones_like(t._data)
-    g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
-    if g.shape != t._data.shape:
-        raise RuntimeError(
-            f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
-            f"output[{i}] has a shape of {t.shape}."
-        )
-    return g.astype(t._data.dtype, copy=False)
-
-
 def _format(t: Tensor) -> str:
-    from mininn._functions.printing import format_tensor
-
     return format_tensor(t)
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    return _util.wrap_dim(dim, ndim)
 

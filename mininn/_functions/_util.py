@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -146,12 +144,3 @@ def scalar_result_dtype(arr_dtype: np.dtype, scalar: Any) -> np.dtype:
         return np.dtype(np.int64)
     return arr_dtype
 
-
-def tensor_module() -> ModuleType:
-    """``mininn.tensor``, looked up by module path.
-
-    The op modules are imported by ``mininn.tensor`` itself and reach ``Tensor`` through
-    this module object at call time. (``from mininn import tensor`` would not do: the
-    package attribute ``mininn.tensor`` is the factory function.)
-    """
-    return importlib.import_module("mininn.tensor")

@@ -17,10 +17,10 @@ import numpy as np
 
 from mininn._functions import join as J
 from mininn._functions import shape as S
-from mininn._functions._util import broadcast_error, tensor_module, wrap_dim
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import broadcast_error, wrap_dim
+from mininn._functions.indexing import narrow
+from mininn._tensor_core import Size, TensorCore
+from mininn.autograd.function import Context, Function, wrap
 
 
 class RepeatInterleave(Function):
@@ -47,10 +47,10 @@ def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if np.any(counts < 0):
             raise RuntimeError("repeats can not be negative")
-        return _t.Tensor(np.repeat(np.arange(counts.size, dtype=counts.dtype), counts))
+        return wrap(np.repeat(np.arange(counts.size, dtype=counts.dtype), counts))
     x = input if dim is not None else S.reshape(input, -1)
     axis = 0 if dim is None else wrap_dim(dim, x._data.ndim)
-    if isinstance(repeats, _t.Tensor):
+    if isinstance(repeats, TensorCore):
         reps = repeats._data
         if reps.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -143,8 +143,6 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Any, ...]:
 
 def broadcast_shapes(*shapes: Any) -> Any:
     """The shape that all ``shapes`` broadcast to."""
-    from mininn.tensor import Size
-
     norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     result: tuple[int, ...] = ()
     for i, s in enumerate(norm):
@@ -207,7 +205,7 @@ def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[An
     """``sections`` nearly equal pieces (the first ones one longer), or pieces cut at ``indices``."""
     axis = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[axis]
-    if isinstance(indices_or_sections, _t.Tensor) and indices_or_sections._data.ndim == 0:
+    if isinstance(indices_or_sections, TensorCore) and indices_or_sections._data.ndim == 0:
         indices_or_sections = int(indices_or_sections.item())
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
@@ -327,7 +325,7 @@ def block_diag(*tensors: Any) -> Any:
             )
         blocks.append(S.reshape(t, 1, -1) if t._data.ndim < 2 else t)
     if not blocks:
-        return _t.Tensor(np.zeros((1, 0), np.float32))
+        return wrap(np.zeros((1, 0), np.float32))
     return BlockDiag.apply(blocks)
 
 
@@ -372,8 +370,6 @@ def dsplit(input: Any, sections: Any) -> tuple[Any, ...]:
 
 def narrow_copy(input: Any, dim: int, start: int, length: int) -> Any:
     """A copy of ``narrow(input, dim, start, length)``."""
-    from mininn._functions.indexing import narrow
-
     return narrow(input, dim, start, length).clone()
 
 
@@ -389,7 +385,7 @@ def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Any:
     steps = np.diff(tuples, axis=1)
     keep = np.all(steps >= 0, axis=1) if with_replacement else np.all(steps > 0, axis=1)
     index = tuples[keep].astype(np.int64)
-    return S.reshape(input[_t.Tensor(index.reshape(-1))], -1, r)
+    return S.reshape(input[wrap(index.reshape(-1))], -1, r)
 
 
 class AsStrided(Function):

@@ -17,9 +17,14 @@ import numpy as np
 from mininn._functions import elementwise as E
 from mininn._functions import linalg as L
 from mininn._functions import shape as S
-from mininn._functions._util import tensor_module, torch_type_name
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import torch_type_name
+from mininn._functions.complex import conj
+from mininn._functions.indexing import narrow
+from mininn._functions.join import cat
+from mininn._functions.norms import vector_norm
+from mininn._functions.reduction import sum as sum_
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import wrap
 
 
 def _scaled_sum(input: Any, product: Any, beta: Any, alpha: Any) -> Any:
@@ -28,7 +33,7 @@ def _scaled_sum(input: Any, product: Any, beta: Any, alpha: Any) -> Any:
     if alpha != 1:
         product = E.mul(product, alpha)
     if beta == 0:  # torch ignores input then (NaN * 0 would be NaN); its gradient is zero
-        return E.where(_t.Tensor(np.zeros((), bool)), base, product)
+        return E.where(wrap(np.zeros((), bool)), base, product)
     if beta != 1:
         base = E.mul(base, beta)
     return E.add(base, product)
@@ -55,30 +60,15 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     return _scaled_sum(input, L.matmul(mat1, mat2), beta, alpha)
 
 
-def _check_batches(batch1: Any, batch2: Any) -> None:
-    a, b = batch1._data, batch2._data
-    if a.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if b.ndim != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, "
-            f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
-        )
-
-
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
-    _check_batches(batch1, batch2)
+    L.check_batches(batch1, batch2)
     return _scaled_sum(input, L.matmul(batch1, batch2), beta, alpha)
 
 
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
-    from mininn._functions.reduction import sum as sum_
-
-    _check_batches(batch1, batch2)
+    L.check_batches(batch1, batch2)
     return _scaled_sum(input, sum_(L.matmul(batch1, batch2), 0), beta, alpha)
 
 
@@ -123,7 +113,7 @@ def inner(input: Any, other: Any) -> Any:
 def tensordot(a: Any, b: Any, dims: Any = 2) -> Any:
     """Contract the last ``dims`` dims of ``a`` with the first of ``b``, or the listed pairs of dims."""
     na, nb = a._data.ndim, b._data.ndim
-    if isinstance(dims, int) or (isinstance(dims, _t.Tensor) and dims._data.ndim == 0):
+    if isinstance(dims, int) or (isinstance(dims, TensorCore) and dims._data.ndim == 0):
         k = int(dims)
         if k < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={k}")
@@ -149,9 +139,6 @@ def tensordot(a: Any, b: Any, dims: Any = 2) -> Any:
 
 def linalg_cross(input: Any, other: Any, *, dim: int = -1) -> Any:
     """The cross product of 3-vectors along ``dim`` (the other dims broadcast)."""
-    from mininn._functions.indexing import narrow
-    from mininn._functions.join import cat
-
     a, b = input._data, other._data
     if a.ndim != b.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
@@ -202,8 +189,6 @@ def kron(input: Any, other: Any) -> Any:
 
 def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Any:
     """The ``p``-norm distance between each row of ``x1`` and each row of ``x2`` (batched)."""
-    from mininn._functions.norms import vector_norm
-
     for name, x in (("X1", x1), ("X2", x2)):
         if x._data.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x._data.ndim}D")
@@ -216,8 +201,6 @@ def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_eucl
 
 def vdot(input: Any, other: Any) -> Any:
     """``sum(conj(input) * other)`` of two 1-D tensors."""
-    from mininn._functions.complex import conj
-
     a, b = input._data, other._data
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")

@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from mininn._dtype import get_default_dtype
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name, unbroadcast
+from mininn._functions._util import _FLOAT, category, torch_type_name, unbroadcast
 from mininn._functions.conversion import cast
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions.elementwise import div, where
+from mininn._functions.unary import abs as abs_
+from mininn._functions.unary import sign
+from mininn.autograd.function import Context, Function, wrap
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 
@@ -231,12 +232,8 @@ def angle(input: Any) -> Any:
 
 def sgn(input: Any) -> Any:
     """``x / |x|`` for complex elements (0 at 0), the sign for real ones."""
-    from mininn._functions.elementwise import div, where
-    from mininn._functions.unary import abs as abs_
-    from mininn._functions.unary import sign
-
     if not is_complex(input):
         return sign(input)
     magnitude = abs_(input)
-    zero = _t.Tensor(magnitude._data == 0)
+    zero = wrap(magnitude._data == 0)
     return where(zero, 0j, div(input, where(zero, 1.0, magnitude)))

@@ -4,14 +4,14 @@ Tensor conversion methods built on them: ``to``, ``float``, ``new_zeros``, ...
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mininn import _dtype
 from mininn._backend import as_device, device, device_of, to_device
-from mininn._functions._util import legacy_type_name, tensor_module
+from mininn._functions._util import legacy_type_name
+from mininn._tensor_core import TensorCore
 from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
 
 
 class Cast(Function):
@@ -85,19 +85,26 @@ def cuda(self, device: int | str | None = None) -> Any:
     return self.to(device)
 
 
-def to_float(self) -> Any:
-    """Cast to float32."""
-    return self.to(_dtype.float32)
+def _cast_method(name: str, dt: _dtype.dtype) -> Callable[[Any], Any]:
+    """The Tensor method ``name``: a cast to ``dt`` (``to_float``, bound as ``Tensor.float``)."""
+
+    def cast_to(self: Any) -> Any:
+        return self.to(dt)
+
+    cast_to.__name__ = cast_to.__qualname__ = name
+    cast_to.__doc__ = f"Cast to {dt.name}."
+    return cast_to
 
 
-def to_double(self) -> Any:
-    """Cast to float64."""
-    return self.to(_dtype.float64)
-
-
-def to_half(self) -> Any:
-    """Cast to float16."""
-    return self.to(_dtype.float16)
+to_float = _cast_method("to_float", _dtype.float32)
+to_double = _cast_method("to_double", _dtype.float64)
+to_half = _cast_method("to_half", _dtype.float16)
+to_long = _cast_method("to_long", _dtype.int64)
+to_int = _cast_method("to_int", _dtype.int32)
+to_short = _cast_method("to_short", _dtype.int16)
+to_byte = _cast_method("to_byte", _dtype.uint8)
+to_char = _cast_method("to_char", _dtype.int8)
+to_bool = _cast_method("to_bool", _dtype.bool)
 
 
 def to_bfloat16(self) -> Any:
@@ -105,36 +112,6 @@ def to_bfloat16(self) -> Any:
     if _dtype.bfloat16 is None:
         raise RuntimeError("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)")
     return self.to(_dtype.bfloat16)
-
-
-def to_long(self) -> Any:
-    """Cast to int64."""
-    return self.to(_dtype.int64)
-
-
-def to_int(self) -> Any:
-    """Cast to int32."""
-    return self.to(_dtype.int32)
-
-
-def to_short(self) -> Any:
-    """Cast to int16."""
-    return self.to(_dtype.int16)
-
-
-def to_byte(self) -> Any:
-    """Cast to uint8."""
-    return self.to(_dtype.uint8)
-
-
-def to_char(self) -> Any:
-    """Cast to int8."""
-    return self.to(_dtype.int8)
-
-
-def to_bool(self) -> Any:
-    """Cast to bool."""
-    return self.to(_dtype.bool)
 
 
 def tensor_type(self, dtype: Any = None) -> Any:
@@ -149,47 +126,6 @@ def type_as(self, other: Any) -> Any:
     return self.to(other.dtype)
 
 
-def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Any:
-    """A new tensor from ``data`` with this tensor's dtype and device by default."""
-    from mininn._factories import tensor
-
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                  requires_grad=requires_grad)
-
-
-def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Any:
-    """Zeros with this tensor's dtype and device by default."""
-    return _new(self, size, 0, dtype, device, requires_grad)
-
-
-def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Any:
-    """Ones with this tensor's dtype and device by default."""
-    return _new(self, size, 1, dtype, device, requires_grad)
-
-
-def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Any:
-    """``fill_value`` everywhere, with this tensor's dtype and device by default."""
-    return _new(self, (size,), fill_value, dtype, device, requires_grad)
-
-
-def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Any:
-    """An uninitialised tensor with this tensor's dtype and device by default."""
-    return _new(self, size, 0, dtype, device, requires_grad)
-
-
-def _new(self, size: Any, fill: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
-    from mininn._factories import full
-    from mininn._functions.shape import shape_args
-
-    return full(shape_args(size), fill, dtype=dtype or self.dtype,
-                device=device or self.device, requires_grad=requires_grad)
-
-
 def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
     dev = kwargs.pop("device", None)
     dt = kwargs.pop("dtype", None)
@@ -199,7 +135,7 @@ def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, 
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
-        if isinstance(a, _t.Tensor):
+        if isinstance(a, TensorCore):
             dev, dt = a.device, a.dtype
         elif isinstance(a, _dtype.dtype):
             dt = a

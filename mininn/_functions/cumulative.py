@@ -12,12 +12,17 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name, wrap_dim
+from mininn._functions._util import _FLOAT, category, torch_type_name, wrap_dim
 from mininn._functions.conversion import cast
+from mininn._functions.elementwise import logical_xor, sub
+from mininn._functions.indexing import narrow
+from mininn._functions.join import cat
 from mininn._functions.reduction import return_types
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions.reduction import sum as sum_
+from mininn._functions.shape import reshape
+from mininn._functions.sorting import cumsum
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, wrap
 
 
 def _rev_cumsum(x: Any, axis: int) -> Any:
@@ -126,7 +131,7 @@ def _cum_extreme(input: Any, dim: int, is_max: bool) -> Any:
     kind = return_types.cummax if is_max else return_types.cummin
     if input._data.ndim == 0:
         wrap_dim(dim, 0)
-        return kind(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return kind(input.clone(), wrap(np.zeros((), np.int64)))
     values, idx = CumExtreme.apply(input, wrap_dim(dim, input._data.ndim), is_max)
     return kind(values, idx)
 
@@ -154,10 +159,6 @@ def logcumsumexp(input: Any, dim: int) -> Any:
 
 def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """The ``n``-th forward difference along ``dim`` (after joining ``prepend`` and ``append``)."""
-    from mininn._functions.elementwise import logical_xor, sub
-    from mininn._functions.indexing import narrow
-    from mininn._functions.join import cat
-
     if input._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     axis = wrap_dim(dim, input._data.ndim)
@@ -173,13 +174,9 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
 
 
 def _spacing(y: Any, x: Any, dx: Any, axis: int) -> Any:
-    from mininn._functions.indexing import narrow
-
     if x is None:
         return 1.0 if dx is None else dx
     if x._data.ndim == 1:
-        from mininn._functions.shape import reshape
-
         view = [1] * y._data.ndim
         view[axis] = -1
         x = reshape(x, view)
@@ -189,9 +186,6 @@ def _spacing(y: Any, x: Any, dx: Any, axis: int) -> Any:
 
 def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
     """The trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx``, 1 by default, or points ``x``)."""
-    from mininn._functions.indexing import narrow
-    from mininn._functions.reduction import sum as sum_
-
     axis = wrap_dim(dim, y._data.ndim)
     n = y._data.shape[axis]
     if n == 0:
@@ -205,9 +199,6 @@ trapz = trapezoid
 
 def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
     """The running trapezoid-rule integral of ``y`` along ``dim`` (one element shorter than ``y``)."""
-    from mininn._functions.indexing import narrow
-    from mininn._functions.sorting import cumsum
-
     axis = wrap_dim(dim, y._data.ndim)
     n = y._data.shape[axis]
     mid = narrow(y, axis, 1, max(n - 1, 0)) + narrow(y, axis, 0, max(n - 1, 0))
@@ -217,9 +208,6 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
 def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Any, ...]:
     """Central-difference estimates of the derivative along each of ``dim`` (all dims by default), with
     one-sided differences of ``edge_order`` at the ends; ``spacing`` is a step or the coordinates."""
-    from mininn._functions.indexing import narrow
-    from mininn._functions.join import cat
-
     dims = list(range(input._data.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [wrap_dim(d, input._data.ndim) for d in dims]
     steps = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
@@ -232,16 +220,16 @@ def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int =
         def part(t: Any, start: int, length: int, axis: int = axis) -> Any:
             return narrow(t, axis, start, length)
 
-        if isinstance(step, _t.Tensor):
+        if isinstance(step, TensorCore):
             x = step._data.astype(np.float64)
             h = np.diff(x)
             hl, hr = h[:-1], h[1:]
             view = [1] * input._data.ndim
             view[axis] = -1
             # the nonuniform three-point rule: weights of f[i-1], f[i], f[i+1]
-            a = _t.Tensor((-hr / (hl * (hl + hr))).reshape(view).astype(input._data.dtype))
-            b = _t.Tensor(((hr - hl) / (hl * hr)).reshape(view).astype(input._data.dtype))
-            c = _t.Tensor((hl / (hr * (hl + hr))).reshape(view).astype(input._data.dtype))
+            a = wrap((-hr / (hl * (hl + hr))).reshape(view).astype(input._data.dtype))
+            b = wrap(((hr - hl) / (hl * hr)).reshape(view).astype(input._data.dtype))
+            c = wrap((hl / (hr * (hl + hr))).reshape(view).astype(input._data.dtype))
             inner = part(input, 0, n - 2) * a + part(input, 1, n - 2) * b + part(input, 2, n - 2) * c
             first = (part(input, 1, 1) - part(input, 0, 1)) / float(h[0])
             last = (part(input, n - 1, 1) - part(input, n - 2, 1)) / float(h[-1])

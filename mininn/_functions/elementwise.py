@@ -10,6 +10,7 @@ promote by torch's rules, then NumPy computes on same-dtype arrays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,14 +23,13 @@ from mininn._functions._util import (
     cpp_type_name,
     promote_arrays,
     scalar_result_dtype,
-    tensor_module,
     torch_type_name,
     unbroadcast,
 )
 from mininn._functions.conversion import cast
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions.indexing import nonzero
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, _check_same_device, wrap
 
 _SCALARS = (bool, int, float, complex)
 
@@ -45,16 +45,15 @@ def _scalar(value: Any) -> Any:
 
 def coerce(input: Any, other: Any) -> tuple[Any, Any]:
     """Both operands ready for NumPy: tensors of one dtype, or a tensor and a Python scalar."""
-    tensor_cls = _t.Tensor
-    if isinstance(input, tensor_cls) and isinstance(other, tensor_cls):
+    if isinstance(input, TensorCore) and isinstance(other, TensorCore):
         a, b = input._data, other._data
         if a.dtype == b.dtype:
             return input, other
         dt = promote_arrays(a, b, a.ndim > 0, b.ndim > 0)
         return cast(input, dt), cast(other, dt)
-    if isinstance(input, tensor_cls):
+    if isinstance(input, TensorCore):
         return _with_scalar(input, other, False)
-    if isinstance(other, tensor_cls):
+    if isinstance(other, TensorCore):
         s, t = _with_scalar(other, input, True)
         return s, t
     raise TypeError(
@@ -66,7 +65,7 @@ def _with_scalar(t: Any, value: Any, reflected: bool) -> tuple[Any, Any]:
     s = _scalar(value)
     if s is None:
         if isinstance(value, (np.ndarray, list, tuple)):
-            other = _t.Tensor(np.asarray(value))
+            other = wrap(np.asarray(value))
             return coerce(other, t) if reflected else coerce(t, other)
         raise TypeError(
             f"unsupported operand type(s): 'Tensor' and '{type(value).__name__}'"
@@ -77,22 +76,26 @@ def _with_scalar(t: Any, value: Any, reflected: bool) -> tuple[Any, Any]:
     return (s, t) if reflected else (t, s)
 
 
+def _torch_error(err: ValueError, a: Any, b: Any) -> ValueError | RuntimeError:
+    """torch's message for operands whose shapes do not broadcast; any other ValueError as it was."""
+    if "broadcast" not in str(err):
+        return err
+    return broadcast_error(np.shape(_raw(a)), np.shape(_raw(b)))
+
+
 def apply_binary(fn: type[Function], a: Any, b: Any) -> Any:
     """``fn.apply(a, b)`` with torch's message when the shapes do not broadcast."""
     try:
         return fn.apply(a, b)
     except ValueError as err:
-        if "broadcast" not in str(err):
-            raise
-        raise broadcast_error(np.shape(_raw(a)), np.shape(_raw(b))) from None
+        raise _torch_error(err, a, b) from None
 
 
 def _binary(fn: type[Function], input: Any, other: Any) -> Any:
-    """Coerce the operands, then ``apply_binary`` (the hot path of ``+ - * /``)."""
-    tensor_cls = _t.Tensor
+    """Coerce the operands, then ``apply_binary``, inlined (the hot path of ``+ - * /``)."""
     if (
-        isinstance(input, tensor_cls)
-        and isinstance(other, tensor_cls)
+        isinstance(input, TensorCore)
+        and isinstance(other, TensorCore)
         and input._data.dtype == other._data.dtype
     ):
         a, b = input, other
@@ -101,9 +104,7 @@ def _binary(fn: type[Function], input: Any, other: Any) -> Any:
     try:
         return fn.apply(a, b)
     except ValueError as err:
-        if "broadcast" not in str(err):
-            raise
-        raise broadcast_error(np.shape(_raw(a)), np.shape(_raw(b))) from None
+        raise _torch_error(err, a, b) from None
 
 
 def _shape(x: Any) -> tuple[int, ...] | None:
@@ -227,35 +228,33 @@ class Remainder(Function):
         return ga, gb
 
 
-class Maximum(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
+class _Extremum(Function):
+    """The elementwise max or min of two arrays: ``pick`` chooses, ``a_wins(a, b)`` tells where
+    ``a`` is chosen. The winner takes the gradient and a tie splits it in half, as in torch."""
+
+    pick: Any  # a NumPy ufunc of two arrays
+    a_wins: Any
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
-        return np.maximum(a, b)
+        return cls.pick(a, b)
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> Any:
         a, b = ctx.saved_tensors
-        return _split_by_mask(g, a > b, a == b, a.shape, b.shape)
+        wa = (cls.a_wins(a, b) + 0.5 * (a == b)).astype(g.dtype, copy=False)
+        return unbroadcast(g * wa, a.shape), unbroadcast(g * (1 - wa), b.shape)
 
 
-class Minimum(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.save_for_backward(a, b)
-        return np.minimum(a, b)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        a, b = ctx.saved_tensors
-        return _split_by_mask(g, a < b, a == b, a.shape, b.shape)
+class Maximum(_Extremum):
+    pick = np.maximum
+    a_wins = np.greater
 
 
-def _split_by_mask(g: Any, a_wins: Any, tie: Any, sa: tuple[int, ...], sb: tuple[int, ...]) -> Any:
-    """torch's max/min rule: the winner takes the gradient, a tie splits it in half."""
-    wa = a_wins + 0.5 * tie
-    wa = wa.astype(g.dtype, copy=False)
-    return unbroadcast(g * wa, sa), unbroadcast(g * (1 - wa), sb)
+class Minimum(_Extremum):
+    pick = np.minimum
+    a_wins = np.less
 
 
 class Where(Function):
@@ -325,7 +324,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
 
 
 def _is_bool_tensor(x: Any) -> bool:
-    return isinstance(x, _t.Tensor) and x._data.dtype.kind == "b"
+    return isinstance(x, TensorCore) and x._data.dtype.kind == "b"
 
 
 def mul(input: Any, other: Any) -> Any:
@@ -339,10 +338,10 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
         return floor_divide(input, other)
     if rounding_mode == "trunc":
         q = div(input, other)
-        out = _t.Tensor(np.trunc(q._data))
+        out = wrap(np.trunc(q._data))
         a, b = coerce(input, other)
-        dt = a._data.dtype if isinstance(a, _t.Tensor) else b._data.dtype
-        return _t.Tensor(out._data.astype(dt)) if category(dt) < _FLOAT else out
+        dt = a._data.dtype if isinstance(a, TensorCore) else b._data.dtype
+        return wrap(out._data.astype(dt)) if category(dt) < _FLOAT else out
     if rounding_mode is not None:
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -357,7 +356,7 @@ true_divide = div
 
 
 def _to_float(x: Any) -> Any:
-    if isinstance(x, _t.Tensor) and category(x._data.dtype) < _FLOAT:
+    if isinstance(x, TensorCore) and category(x._data.dtype) < _FLOAT:
         return cast(x, _dtype.get_default_dtype().np)
     return x
 
@@ -366,14 +365,14 @@ def floor_divide(input: Any, other: Any) -> Any:
     """``input // other`` (rounds toward negative infinity, like Python and torch)."""
     a, b = coerce(input, other)
     _check_int_zero_division(a, b)
-    ra = a._data if isinstance(a, _t.Tensor) else a
-    rb = b._data if isinstance(b, _t.Tensor) else b
-    return _t.Tensor(np.asarray(np.floor_divide(ra, rb)))
+    ra = a._data if isinstance(a, TensorCore) else a
+    rb = b._data if isinstance(b, TensorCore) else b
+    return wrap(np.asarray(np.floor_divide(ra, rb)))
 
 
 def _check_int_zero_division(a: Any, b: Any) -> None:
     """torch raises on integer division by zero where NumPy warns and gives 0."""
-    dt = a._data.dtype if isinstance(a, _t.Tensor) else b._data.dtype
+    dt = a._data.dtype if isinstance(a, TensorCore) else b._data.dtype
     if category(dt) < _FLOAT and np.any(_raw(b) == 0):
         raise RuntimeError("ZeroDivisionError")
 
@@ -388,8 +387,8 @@ def remainder(input: Any, other: Any) -> Any:
 def pow(input: Any, exponent: Any) -> Any:  # noqa: A001 - torch's name
     """``input ** exponent`` with broadcasting."""
     a, b = coerce(input, exponent)
-    ra = a._data if isinstance(a, _t.Tensor) else np.asarray(a)
-    rb = b._data if isinstance(b, _t.Tensor) else np.asarray(b)
+    ra = a._data if isinstance(a, TensorCore) else np.asarray(a)
+    rb = b._data if isinstance(b, TensorCore) else np.asarray(b)
     if ra.dtype.kind in "iu" and rb.dtype.kind in "iu" and np.any(rb < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return apply_binary(Pow, a, b)
@@ -418,27 +417,24 @@ def minimum(input: Any, other: Any) -> Any:
 
 
 def _both_tensors(a: Any, b: Any) -> tuple[Any, Any]:
-    tensor_cls = _t.Tensor
-    if not isinstance(a, tensor_cls):
-        a = tensor_cls(np.asarray(a, dtype=b._data.dtype))
-    if not isinstance(b, tensor_cls):
-        b = tensor_cls(np.asarray(b, dtype=a._data.dtype))
+    if not isinstance(a, TensorCore):
+        a = wrap(np.asarray(a, dtype=b._data.dtype))
+    if not isinstance(b, TensorCore):
+        b = wrap(np.asarray(b, dtype=a._data.dtype))
     return a, b
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     """``input`` where ``condition`` holds, else ``other``; ``where(cond)`` is ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
-        from mininn._functions.indexing import nonzero
-
         return nonzero(condition, as_tuple=True)
     if condition._data.dtype.kind != "b":
         raise RuntimeError(
             "where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{torch_type_name(condition._data.dtype)}"
         )
-    if not isinstance(input, _t.Tensor) and not isinstance(other, _t.Tensor):
-        input = _t.Tensor(np.asarray(input, dtype=_scalar_dtype(input)))
+    if not isinstance(input, TensorCore) and not isinstance(other, TensorCore):
+        input = wrap(np.asarray(input, dtype=_scalar_dtype(input)))
     a, b = coerce(input, other)
     return Where.apply(condition._data, a, b)
 
@@ -453,12 +449,12 @@ def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - 
     """Limit values to ``[min, max]``; the gradient passes where ``min <= x <= max``."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, _t.Tensor) or isinstance(max, _t.Tensor):
+    if isinstance(min, TensorCore) or isinstance(max, TensorCore):
         out = input
         if min is not None:
-            out = where(_t.Tensor(out._data < _raw(min)), min, out)
+            out = where(wrap(out._data < _raw(min)), min, out)
         if max is not None:
-            out = where(_t.Tensor(out._data > _raw(max)), max, out)
+            out = where(wrap(out._data > _raw(max)), max, out)
         return out
     for bound in (min, max):
         if bound is not None:
@@ -470,7 +466,19 @@ clip = clamp
 
 
 def _raw(x: Any) -> Any:
-    return x._data if isinstance(x, _t.Tensor) else x
+    return x._data if isinstance(x, TensorCore) else x
+
+
+def fill_value(value: Any, dtype: np.dtype, name: str) -> Any:
+    """What a fill op (``masked_fill_``, ``index_fill_``) writes: a number or a 0-d tensor, as ``dtype``."""
+    if not isinstance(value, TensorCore):
+        return np.asarray(value, dtype=dtype)
+    if value._data.ndim != 0:
+        raise RuntimeError(
+            f"{name} only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value._data.ndim} dimension(s)."
+        )
+    return cast(value, dtype)
 
 
 def masked_fill(input: Any, mask: Any, value: Any) -> Any:
@@ -480,15 +488,7 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:
             "masked_fill_ only supports boolean masks, but got mask with dtype "
             f"{cpp_type_name(mask._data.dtype)}"
         )
-    if isinstance(value, _t.Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value._data.ndim} dimension(s)."
-            )
-        value = cast(value, input._data.dtype)
-    else:
-        value = np.asarray(value, dtype=input._data.dtype)
+    value = fill_value(value, input._data.dtype, "masked_fill_")
     if mask._data.shape != input._data.shape:
         shape = np.broadcast_shapes(mask._data.shape, input._data.shape) if _fits(
             mask._data.shape, input._data.shape) else None
@@ -510,65 +510,40 @@ def _fits(sa: tuple[int, ...], sb: tuple[int, ...]) -> bool:
 
 def _compare(input: Any, other: Any, op: Any) -> Any:
     a = input._data
-    if isinstance(other, _t.Tensor):
+    if isinstance(other, TensorCore):
         b = other._data
         if type(b) is not type(a):
-            from mininn.autograd.function import _check_same_device
-
             _check_same_device([input, other])
     else:
         b = other
-    return _t.Tensor(np.asarray(op(a, b)))
+    return wrap(np.asarray(op(a, b)))
 
 
-def eq(input: Any, other: Any) -> Any:
-    """Elementwise ``==`` as a bool tensor."""
-    return _compare(input, other, np.equal)
+def _comparison(op: Any, name: str, doc: str) -> Callable[[Any, Any], Any]:
+    """The public function ``name``: NumPy's ``op`` on the two operands, a bool tensor (no grad)."""
+
+    def compare(input: Any, other: Any) -> Any:
+        return _compare(input, other, op)
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = doc
+    return compare
 
 
-def ne(input: Any, other: Any) -> Any:
-    """Elementwise ``!=`` as a bool tensor."""
-    return _compare(input, other, np.not_equal)
-
-
-def lt(input: Any, other: Any) -> Any:
-    """Elementwise ``<`` as a bool tensor."""
-    return _compare(input, other, np.less)
-
-
-def le(input: Any, other: Any) -> Any:
-    """Elementwise ``<=`` as a bool tensor."""
-    return _compare(input, other, np.less_equal)
-
-
-def gt(input: Any, other: Any) -> Any:
-    """Elementwise ``>`` as a bool tensor."""
-    return _compare(input, other, np.greater)
-
-
-def ge(input: Any, other: Any) -> Any:
-    """Elementwise ``>=`` as a bool tensor."""
-    return _compare(input, other, np.greater_equal)
-
-
-def logical_and(input: Any, other: Any) -> Any:
-    """Elementwise logical and, as a bool tensor."""
-    return _compare(input, other, np.logical_and)
-
-
-def logical_or(input: Any, other: Any) -> Any:
-    """Elementwise logical or, as a bool tensor."""
-    return _compare(input, other, np.logical_or)
-
-
-def logical_xor(input: Any, other: Any) -> Any:
-    """Elementwise logical xor, as a bool tensor."""
-    return _compare(input, other, np.logical_xor)
+eq = _comparison(np.equal, "eq", "Elementwise ``==`` as a bool tensor.")
+ne = _comparison(np.not_equal, "ne", "Elementwise ``!=`` as a bool tensor.")
+lt = _comparison(np.less, "lt", "Elementwise ``<`` as a bool tensor.")
+le = _comparison(np.less_equal, "le", "Elementwise ``<=`` as a bool tensor.")
+gt = _comparison(np.greater, "gt", "Elementwise ``>`` as a bool tensor.")
+ge = _comparison(np.greater_equal, "ge", "Elementwise ``>=`` as a bool tensor.")
+logical_and = _comparison(np.logical_and, "logical_and", "Elementwise logical and, as a bool tensor.")
+logical_or = _comparison(np.logical_or, "logical_or", "Elementwise logical or, as a bool tensor.")
+logical_xor = _comparison(np.logical_xor, "logical_xor", "Elementwise logical xor, as a bool tensor.")
 
 
 def logical_not(input: Any) -> Any:
     """Elementwise logical not, as a bool tensor."""
-    return _t.Tensor(np.logical_not(input._data))
+    return wrap(np.logical_not(input._data))
 
 
 def bitwise_not(input: Any) -> Any:
@@ -577,18 +552,18 @@ def bitwise_not(input: Any) -> Any:
         raise TypeError(
             "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
         )
-    return _t.Tensor(np.invert(input._data))
+    return wrap(np.invert(input._data))
 
 
 def _bitwise(op: Any, name: str) -> Any:
     def fn(input: Any, other: Any) -> Any:
         a, b = coerce(input, other)
         for x in (a, b):
-            if isinstance(x, _t.Tensor) and category(x._data.dtype) == _FLOAT:
+            if isinstance(x, TensorCore) and category(x._data.dtype) == _FLOAT:
                 raise NotImplementedError(
                     f"\"{name}_cpu\" not implemented for '{torch_type_name(x._data.dtype)}'"
                 )
-        return _t.Tensor(np.asarray(op(_raw(a), _raw(b))))
+        return wrap(np.asarray(op(_raw(a), _raw(b))))
 
     return fn
 
@@ -600,17 +575,17 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 def isfinite(input: Any) -> Any:
     """True where the value is neither inf nor nan."""
-    return _t.Tensor(np.isfinite(input._data))
+    return wrap(np.isfinite(input._data))
 
 
 def isnan(input: Any) -> Any:
     """True where the value is nan."""
-    return _t.Tensor(np.isnan(input._data))
+    return wrap(np.isnan(input._data))
 
 
 def isinf(input: Any) -> Any:
     """True where the value is +inf or -inf."""
-    return _t.Tensor(np.isinf(input._data))
+    return wrap(np.isinf(input._data))
 
 
 def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
@@ -622,7 +597,7 @@ def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
 def isclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Any:
     """Elementwise ``allclose``, as a bool tensor."""
-    return _t.Tensor(np.isclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return wrap(np.isclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input: Any, other: Any) -> bool:

@@ -11,20 +11,22 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import tensor_module, unbroadcast, wrap_dim
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import broadcast_error, unbroadcast, wrap_dim
+from mininn._functions.conversion import cast
+from mininn._functions.shape import expand
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.grad_mode import _state
 
 
 def index_key(key: Any) -> Any:
     """``key`` with Tensors and lists turned into arrays, as NumPy indexes."""
-    if isinstance(key, _t.Tensor):
+    if isinstance(key, TensorCore):
         return _check_index_array(key._data)
     if isinstance(key, tuple):
-        return tuple(index_key(k) if isinstance(k, (_t.Tensor, list)) else k for k in key)
+        return tuple(index_key(k) if isinstance(k, (TensorCore, list)) else k for k in key)
     if isinstance(key, list):
-        if any(isinstance(k, (_t.Tensor, slice, type(None), type(Ellipsis))) for k in key):
+        if any(isinstance(k, (TensorCore, slice, type(None), type(Ellipsis))) for k in key):
             return index_key(tuple(key))
         return _check_index_array(np.asarray(key, dtype=np.int64 if not key else None))
     return key
@@ -161,10 +163,8 @@ def _view_key(key: Any) -> Any:
 
 def setitem(input: Any, key: Any, value: Any) -> None:
     """``input[key] = value``; recorded by autograd unless ``input`` is a leaf that needs grad."""
-    from mininn.autograd.grad_mode import _state
-
     key = index_key(key)
-    v = value if isinstance(value, _t.Tensor) else None
+    v = value if isinstance(value, TensorCore) else None
     tracked = _state.enabled and (input.requires_grad or (v is not None and v.requires_grad))
     if not tracked:
         raw = v._data if v is not None else value
@@ -178,8 +178,6 @@ def setitem(input: Any, key: Any, value: Any) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     if v is not None and v._data.dtype != input._data.dtype:
-        from mininn._functions.conversion import cast
-
         v = cast(v, input._data.dtype)
     out = IndexPut.apply(input, key, v if v is not None else value)
     input._become(out)
@@ -204,7 +202,7 @@ def gather(input: Any, dim: int, index: Any) -> Any:
 def index_select(input: Any, dim: int, index: Any) -> Any:
     """The entries of ``input`` along ``dim`` at positions ``index`` (1-D)."""
     axis = wrap_dim(dim, input._data.ndim)
-    idx = index._data if isinstance(index, _t.Tensor) else np.asarray(index)
+    idx = index._data if isinstance(index, TensorCore) else np.asarray(index)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if idx.dtype not in (np.int32, np.int64):
@@ -224,10 +222,7 @@ def masked_select(input: Any, mask: Any) -> Any:
     try:
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
-        from mininn._functions._util import broadcast_error
-
         raise broadcast_error(mask._data.shape, input._data.shape) from None
-    from mininn._functions.shape import expand
 
     x = input if input._data.shape == shape else expand(input, shape)
     return Index.apply(x, np.broadcast_to(mask._data, shape))
@@ -252,6 +247,6 @@ def nonzero(input: Any, *, as_tuple: bool = False) -> Any:
     a = input._data
     if as_tuple:
         if a.ndim == 0:
-            return (_t.Tensor(np.nonzero(a.reshape(1))[0].astype(np.int64)),)
-        return tuple(_t.Tensor(i.astype(np.int64)) for i in np.nonzero(a))
-    return _t.Tensor(np.argwhere(a).astype(np.int64))
+            return (wrap(np.nonzero(a.reshape(1))[0].astype(np.int64)),)
+        return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(a))
+    return wrap(np.argwhere(a).astype(np.int64))

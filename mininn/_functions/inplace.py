@@ -21,15 +21,13 @@ from mininn._functions import unary as U
 from mininn._functions._util import (
     category,
     scalar_result_dtype,
-    tensor_module,
     torch_type_name,
     unbroadcast,
 )
-from mininn._functions.conversion import cast
+from mininn._functions.conversion import ToDevice, cast
+from mininn._tensor_core import TensorCore
 from mininn.autograd.function import Context, Function
-from mininn.autograd.grad_mode import _state
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn.autograd.grad_mode import _state, no_grad
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -39,7 +37,7 @@ def _tracked(self: Any, *others: Any) -> bool:
         return False
     if self._requires_grad or self.grad_fn is not None:
         return True
-    return any(isinstance(o, _t.Tensor) and o.requires_grad for o in others)
+    return any(isinstance(o, TensorCore) and o.requires_grad for o in others)
 
 
 def check_leaf(self: Any) -> None:
@@ -88,7 +86,6 @@ def _apply(self: Any, op: Callable[..., Any], *args: Any) -> Any:
             raise _shape_error(self, out._data.shape)
         self._become(cast(out, self._data.dtype))
         return self
-    from mininn.autograd.grad_mode import no_grad
 
     with no_grad():
         out = op(self, *args)
@@ -100,7 +97,7 @@ def _binary_fast(self: Any, other: Any, ufunc: Any, op: Callable[..., Any]) -> A
     """``self op= other`` straight into ``self``'s array when autograd is not involved."""
     if _tracked(self, other):
         return _apply(self, op, other)
-    if isinstance(other, _t.Tensor):
+    if isinstance(other, TensorCore):
         o = other._data
         if o.dtype != self._data.dtype:
             return _apply(self, op, other)
@@ -215,28 +212,27 @@ def zero_(self: Any) -> Any:
 def fill_(self: Any, value: Any) -> Any:
     """Fill with ``value`` (a number or a 0-d tensor)."""
     check_leaf(self)
-    if isinstance(value, _t.Tensor) and value._data.ndim != 0:
+    if isinstance(value, TensorCore) and value._data.ndim != 0:
         raise RuntimeError(
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
     if _tracked(self, value):
-        if isinstance(value, _t.Tensor):
+        if isinstance(value, TensorCore):
             value = cast(value, self._data.dtype)
         self._become(Fill.apply(self, value))
         return self
-    return write(self, value._data if isinstance(value, _t.Tensor) else value)
+    return write(self, value._data if isinstance(value, TensorCore) else value)
 
 
 def copy_(self: Any, src: Any, non_blocking: bool = False) -> Any:
     """Copy ``src`` into ``self`` (broadcast, cast to ``self``'s dtype and device)."""
-    if not isinstance(src, _t.Tensor):
+    if not isinstance(src, TensorCore):
         raise TypeError(
             f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
         )
     if _tracked(self, src):
         check_leaf(self)
-        from mininn._functions.conversion import ToDevice
 
         if src.device != self.device:
             src = ToDevice.apply(src, self.device)

@@ -9,11 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import promote_arrays, tensor_module, wrap_dim
+from mininn._functions._util import promote_arrays, wrap_dim
 from mininn._functions.conversion import cast
+from mininn._tensor_core import TensorCore
 from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
 
 
 class Cat(Function):
@@ -83,7 +82,7 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if not isinstance(t, _t.Tensor):
+        if not isinstance(t, TensorCore):
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )

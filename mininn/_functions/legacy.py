@@ -11,21 +11,27 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
+from mininn._factories import _finish, tensor
 from mininn._functions import linalg as L
 from mininn._functions import norms as N
 from mininn._functions import unary as U
+from mininn._functions._util import legacy_type_name
+from mininn._tensor_core import TensorCore
 
 __all__ = ["chain_matmul", "range", "nuclear_norm", "frobenius_norm", "ger", "fix", "scalar_tensor"]
 
 
+def _warn_deprecated(message: str) -> None:
+    """torch's deprecation warning (a UserWarning) at the caller of the deprecated function."""
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
 def chain_matmul(*matrices: Any) -> Any:
     """The product of the matrices, left to right (deprecated: ``linalg.multi_dot``)."""
-    warnings.warn(
+    _warn_deprecated(
         "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
         "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
         "parameters.",
-        UserWarning,
-        stacklevel=2,
     )
     return multi_dot(matrices)
 
@@ -44,14 +50,10 @@ def multi_dot(tensors: Any) -> Any:
 def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001
           requires_grad: bool = False) -> Any:
     """Values from ``start`` to ``end`` inclusive (deprecated: ``arange`` excludes ``end``)."""
-    from mininn._factories import _finish
-
-    warnings.warn(
+    _warn_deprecated(
         "torch.range is deprecated and will be removed in a future release because its behavior is "
         "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
         "[start, end).",
-        UserWarning,
-        stacklevel=2,
     )
     dt = _dtype.get_default_dtype() if dtype is None else _dtype.as_dtype(dtype)
     n = int(np.floor((end - start) / step)) + 1
@@ -61,22 +63,18 @@ def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any
 
 def nuclear_norm(input: Any, dim: Any = (-2, -1), keepdim: bool = False) -> Any:  # noqa: A002
     """The sum of the singular values (deprecated: ``linalg.matrix_norm(A, "nuc")``)."""
-    warnings.warn(
+    _warn_deprecated(
         "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
         "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
-        UserWarning,
-        stacklevel=2,
     )
     return N.matrix_norm(input, "nuc", dim, keepdim)
 
 
 def frobenius_norm(input: Any, dim: Any = (-2, -1), keepdim: bool = False) -> Any:  # noqa: A002
     """The 2-norm over ``dim`` (deprecated: ``linalg.vector_norm``)."""
-    warnings.warn(
+    _warn_deprecated(
         "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
         "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
-        UserWarning,
-        stacklevel=2,
     )
     return N.vector_norm(input, 2, dim, keepdim)
 
@@ -87,18 +85,13 @@ fix = U.trunc
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
     """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype`` is given)."""
-    from mininn._factories import tensor
-
     dt = _dtype.get_default_dtype() if dtype is None else dtype
     return tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def typename(obj: Any) -> str:
     """torch's type name: ``"torch.FloatTensor"`` for a float32 tensor, the class name otherwise."""
-    from mininn._functions._util import legacy_type_name
-    from mininn.tensor import Tensor
-
-    if isinstance(obj, Tensor):
+    if isinstance(obj, TensorCore):
         return legacy_type_name(obj._data.dtype)
     module = type(obj).__module__
     name = type(obj).__qualname__

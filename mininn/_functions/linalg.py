@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import cpp_type_name, unbroadcast
+from mininn._functions._util import cpp_type_name, torch_type_name, unbroadcast
+from mininn._functions.elementwise import mul
+from mininn._functions.shape import expand, reshape
 from mininn.autograd.function import Context, Function
 
 
@@ -119,9 +121,9 @@ def mm(input: Any, mat2: Any) -> Any:
     return matmul(input, mat2)
 
 
-def bmm(input: Any, mat2: Any) -> Any:
-    """Batched product of two 3-D tensors with the same batch size."""
-    a, b = input._data, mat2._data
+def check_batches(batch1: Any, batch2: Any) -> None:
+    """torch's checks of ``bmm``/``baddbmm`` operands: two 3-D tensors of matching batch and inner size."""
+    a, b = batch1._data, batch2._data
     if a.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b.ndim != 3:
@@ -131,14 +133,16 @@ def bmm(input: Any, mat2: Any) -> Any:
             f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, "
             f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
+
+
+def bmm(input: Any, mat2: Any) -> Any:
+    """Batched product of two 3-D tensors with the same batch size."""
+    check_batches(input, mat2)
     return matmul(input, mat2)
 
 
 def outer(input: Any, vec2: Any) -> Any:
     """``input[:, None] * vec2[None, :]`` for two vectors."""
-    from mininn._functions.elementwise import mul
-    from mininn._functions.shape import reshape
-
     for name, v in (("self", input), ("vec2", vec2)):
         if v._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
@@ -318,8 +322,6 @@ def einsum(*args: Any) -> Any:
     terms, out = _parse_einsum(equation, shapes)
     for op in operands[1:]:
         if op._data.dtype != operands[0]._data.dtype:
-            from mininn._functions._util import torch_type_name
-
             raise RuntimeError(
                 f"expected scalar type {torch_type_name(operands[0]._data.dtype)} but found "
                 f"{torch_type_name(op._data.dtype)}"
@@ -328,7 +330,5 @@ def einsum(*args: Any) -> Any:
     for k, (term, op) in enumerate(zip(terms, operands)):
         want = tuple(sizes[c] for c in term)
         if want != shapes[k]:
-            from mininn._functions.shape import expand
-
             operands[k] = expand(op, want)
     return Einsum.apply((terms, out), operands)

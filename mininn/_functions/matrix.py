@@ -12,11 +12,14 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
+from mininn._factories import _finish
 from mininn._functions import inplace as IP
-from mininn._functions._util import tensor_module, wrap_dim
+from mininn._functions._util import wrap_dim
+from mininn._functions.elementwise import pow as pow_
+from mininn._functions.reduction import sum as sum_
+from mininn._functions.shape import reshape, unsqueeze
 from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn.autograd.function import wrap as as_tensor  # fill_diagonal_ has torch's parameter `wrap`
 
 
 class Triangle(Function):
@@ -135,16 +138,12 @@ def diag(input: Any, diagonal: int = 0) -> Any:
 
 def trace(input: Any) -> Any:
     """The sum of a matrix's main diagonal."""
-    from mininn._functions.reduction import sum as sum_
-
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
     return sum_(Diagonal.apply(input, 0, 0, 1))
 
 
 def _indices(row: int, col: int, offset: int, dtype: Any, device: Any, lower: bool) -> Any:
-    from mininn._factories import _finish
-
     dt = _dtype.int64 if dtype is None else _dtype.as_dtype(dtype)
     r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
     return _finish(np.stack([r, c]).astype(dt.np).reshape(2, -1), "cpu" if device is None else device, False)
@@ -178,7 +177,7 @@ def fill_diagonal_(self: Any, fill_value: Any, wrap: bool = False) -> Any:
         key = (np.arange(n),) * len(shape)
     mask = np.zeros(shape, bool)
     mask[key] = True
-    return IP._apply(self, lambda s: s.masked_fill(_t.Tensor(mask), fill_value))
+    return IP._apply(self, lambda s: s.masked_fill(as_tensor(mask), fill_value))
 
 
 class DiagonalScatter(Function):
@@ -206,16 +205,11 @@ def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2:
 
 def diagflat(input: Any, offset: int = 0) -> Any:
     """A square matrix with the flattened ``input`` on its diagonal ``offset``."""
-    from mininn._functions.shape import reshape
-
     return DiagEmbed.apply(reshape(input, -1), int(offset), 0, 1)
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # noqa: N803 - torch's name
     """The Vandermonde matrix of a 1-D ``x``: columns ``x**(N-1), ..., x, 1`` (``increasing`` reverses)."""
-    from mininn._functions.elementwise import pow as pow_
-    from mininn._functions.shape import unsqueeze
-
     if x._data.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x._data.shape[0] if N is None else N
@@ -224,4 +218,4 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # no
     powers = np.arange(n) if increasing else np.arange(n)[::-1].copy()
     dt = x._data.dtype if x._data.dtype.kind in "fc" else np.int64
     base = x if x._data.dtype == dt else x.to(_dtype.from_numpy_dtype(dt))
-    return pow_(unsqueeze(base, 1), _t.Tensor(powers.astype(dt)))
+    return pow_(unsqueeze(base, 1), as_tensor(powers.astype(dt)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mininn import _dtype
+from mininn._factories import bernoulli, multinomial
 from mininn._functions import arrangement as AR
 from mininn._functions import bitwise as BW
 from mininn._functions import blas as BL
@@ -209,11 +210,8 @@ class _Methods:
     matrix_power = SV.matrix_power
     msort = ST.msort
 
-    def __lshift__(self, other: Any) -> Tensor:
-        return BW.bitwise_left_shift(self, other)
-
-    def __rshift__(self, other: Any) -> Tensor:
-        return BW.bitwise_right_shift(self, other)
+    __lshift__ = BW.bitwise_left_shift
+    __rshift__ = BW.bitwise_right_shift
 
     def pin_memory(self, device: Any = None) -> Tensor:
         """``self``: NumPy arrays need no page-locking for copies."""
@@ -294,14 +292,10 @@ class _Methods:
 
     def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
         """1 with probability ``self`` (or ``p``) elementwise, else 0."""
-        from mininn._factories import bernoulli
-
         return bernoulli(self, p, generator=generator)
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
         """Category indices drawn from the rows of ``self`` (non-negative weights)."""
-        from mininn._factories import multinomial
-
         return multinomial(self, num_samples, replacement, generator=generator)
 
 

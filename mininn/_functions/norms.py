@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name
+from mininn._functions import reduction as R
+from mininn._functions._util import _FLOAT, category, torch_type_name, wrap_dim
 from mininn._functions.conversion import cast
+from mininn._functions.elementwise import mul, sub, where
 from mininn._functions.reduction import expand_reduced, normalize_dims
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions.shape import movedim, unsqueeze
+from mininn._functions.unary import abs as abs_
+from mininn.autograd.function import Context, Function, wrap
 
 _INF = math.inf
 
@@ -104,8 +106,6 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
     """``sum(|x|**ord)**(1/ord)`` over ``dim`` (all elements by default); ``ord`` may be inf, -inf or 0."""
     x = _floating_input(x, dtype, "linalg.vector_norm")
     if x._data.dtype.kind == "c":
-        from mininn._functions.unary import abs as abs_
-
         x = abs_(x)
     axes = normalize_dims(dim, x._data.ndim)
     if axes == ():
@@ -131,9 +131,6 @@ def svdvals(A: Any) -> Any:  # noqa: N803 - torch's argument name
 def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,  # noqa: N803
                 dtype: Any = None) -> Any:
     """A matrix norm over the two dims ``dim``: ``"fro"``, ``"nuc"``, 1, -1, 2, -2, inf or -inf."""
-    from mininn._functions import reduction as R
-    from mininn._functions.shape import movedim, unsqueeze
-
     A = _floating_input(A, dtype, "linalg.matrix_norm")  # noqa: N806
     if A._data.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
@@ -201,18 +198,13 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dty
 
 def dist(input: Any, other: Any, p: float = 2) -> Any:
     """The ``p``-norm of ``input - other``."""
-    from mininn._functions.elementwise import sub
-
     return vector_norm(sub(input, other), p)
 
 
 def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Any:
     """Each slice along ``dim`` rescaled so that its ``p``-norm is at most ``maxnorm``."""
-    from mininn._functions._util import wrap_dim
-    from mininn._functions.elementwise import mul, where
-
     axis = wrap_dim(dim, input._data.ndim)
     others = tuple(d for d in range(input._data.ndim) if d != axis)
     norms = vector_norm(input, p, others, keepdim=True)
-    scale = where(_t.Tensor(norms._data > maxnorm), maxnorm / (norms + 1e-7), 1.0)
+    scale = where(wrap(norms._data > maxnorm), maxnorm / (norms + 1e-7), 1.0)
     return mul(input, scale)

@@ -13,15 +13,14 @@ from typing import Any
 import numpy as np
 
 from mininn._functions import elementwise as E
-from mininn._functions._util import broadcast_error, tensor_module
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import broadcast_error
+from mininn._tensor_core import TensorCore
 
 _C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 def _check_lerp(input: Any, other: Any, name: str) -> None:
-    if isinstance(other, _t.Tensor) and other._data.dtype != input._data.dtype:
+    if isinstance(other, TensorCore) and other._data.dtype != input._data.dtype:
         theirs = _C_NAMES.get(other.dtype.name, other.dtype.name)
         raise RuntimeError(
             f"expected dtype {_C_NAMES.get(input.dtype.name, input.dtype.name)} for `{name}` but got "
@@ -30,7 +29,7 @@ def _check_lerp(input: Any, other: Any, name: str) -> None:
 
 
 def _check_broadcast(*tensors: Any) -> None:
-    shapes = [t._data.shape for t in tensors if isinstance(t, _t.Tensor)]
+    shapes = [t._data.shape for t in tensors if isinstance(t, TensorCore)]
     for i in range(1, len(shapes)):
         try:
             np.broadcast_shapes(*shapes[: i + 1])

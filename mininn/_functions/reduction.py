@@ -14,12 +14,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mininn import _dtype
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name
+from mininn._functions import elementwise
+from mininn._functions._util import _FLOAT, category, torch_type_name
 from mininn._functions.conversion import cast
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
-
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, wrap
 
 _INT64 = np.dtype(np.int64)
 
@@ -33,35 +32,23 @@ class _ValuesIndices(NamedTuple):
         return f"mininn.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
 
 
+def _values_indices(name: str) -> type[_ValuesIndices]:
+    """The named tuple ``return_types.<name>``: ``(values, indices)``."""
+    return type(name, (_ValuesIndices,), {"__module__": __name__, "__qualname__": f"return_types.{name}"})
+
+
 class return_types:  # noqa: N801 - torch's name (torch.return_types.max, ...)
     """The named tuples that ``max``, ``min``, ``sort`` and ``topk`` return."""
 
-    class max(_ValuesIndices):  # noqa: N801
-        pass
-
-    class min(_ValuesIndices):  # noqa: N801
-        pass
-
-    class sort(_ValuesIndices):  # noqa: N801
-        pass
-
-    class topk(_ValuesIndices):  # noqa: N801
-        pass
-
-    class cummax(_ValuesIndices):  # noqa: N801
-        pass
-
-    class cummin(_ValuesIndices):  # noqa: N801
-        pass
-
-    class median(_ValuesIndices):  # noqa: N801
-        pass
-
-    class kthvalue(_ValuesIndices):  # noqa: N801
-        pass
-
-    class mode(_ValuesIndices):  # noqa: N801
-        pass
+    max = _values_indices("max")
+    min = _values_indices("min")
+    sort = _values_indices("sort")
+    topk = _values_indices("topk")
+    cummax = _values_indices("cummax")
+    cummin = _values_indices("cummin")
+    median = _values_indices("median")
+    kthvalue = _values_indices("kthvalue")
+    mode = _values_indices("mode")
 
     class aminmax(NamedTuple):  # noqa: N801
         min: Any
@@ -293,9 +280,7 @@ def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
 
 def _extreme(input: Any, dim: Any, keepdim: bool, is_max: bool) -> Any:
     name = "max" if is_max else "min"
-    if isinstance(dim, _t.Tensor):
-        from mininn._functions import elementwise
-
+    if isinstance(dim, TensorCore):
         return elementwise.maximum(input, dim) if is_max else elementwise.minimum(input, dim)
     if dim is None:
         if input._data.size == 0:
@@ -306,7 +291,7 @@ def _extreme(input: Any, dim: Any, keepdim: bool, is_max: bool) -> Any:
         return Extreme.apply(input, None, False, is_max)
     (axis,) = normalize_dims(dim, input._data.ndim) or (None,)
     if axis is None:  # a 0-d tensor
-        return getattr(return_types, name)(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return getattr(return_types, name)(input.clone(), wrap(np.zeros((), np.int64)))
     _check_reducible(input, axis, name)
     values, indices = ExtremeDim.apply(input, axis, keepdim, is_max)
     return getattr(return_types, name)(values, indices)
@@ -350,11 +335,11 @@ def _arg(input: Any, dim: int | None, keepdim: bool, fn: Any) -> Any:
     a = input._data
     if dim is None:
         out = np.asarray(fn(a.reshape(-1)), dtype=np.int64)
-        return _t.Tensor(out.reshape((1,) * a.ndim) if keepdim else out)
+        return wrap(out.reshape((1,) * a.ndim) if keepdim else out)
     axes = normalize_dims(dim, a.ndim)
     if axes is None:
-        return _t.Tensor(np.zeros((), np.int64))
-    return _t.Tensor(np.asarray(fn(a, axis=axes[0], keepdims=keepdim), dtype=np.int64))
+        return wrap(np.zeros((), np.int64))
+    return wrap(np.asarray(fn(a, axis=axes[0], keepdims=keepdim), dtype=np.int64))
 
 
 def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
@@ -413,16 +398,16 @@ def logsumexp(input: Any, dim: Any = _REQUIRED, keepdim: bool = False) -> Any:
 def all(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Whether every element (along ``dim``) is non-zero, as a bool tensor."""
     axes = normalize_dims(dim, input._data.ndim)
-    return _t.Tensor(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
+    return wrap(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
 
 
 def any(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Whether any element (along ``dim``) is non-zero, as a bool tensor."""
     axes = normalize_dims(dim, input._data.ndim)
-    return _t.Tensor(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
+    return wrap(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
 
 
 def count_nonzero(input: Any, dim: Any = None) -> Any:
     """How many elements (along ``dim``) are non-zero, as int64."""
     axes = normalize_dims(dim, input._data.ndim)
-    return _t.Tensor(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))
+    return wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))

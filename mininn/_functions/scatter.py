@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from mininn._functions import inplace as IP
-from mininn._functions._util import broadcast_error, tensor_module, torch_type_name, unbroadcast, wrap_dim
-from mininn._functions.conversion import cast
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import broadcast_error, torch_type_name, unbroadcast, wrap_dim
+from mininn._functions.elementwise import fill_value
+from mininn._functions.indexing import Index, IndexPut, getitem, index_key
+from mininn._functions.shape import reshape
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, wrap
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -270,6 +271,16 @@ def _check_bounds(idx: Any, size: int, axis: int, error: type[Exception]) -> Non
         raise error(f"index {bad.reshape(-1)[0]} is out of bounds for dimension {axis} with size {size}")
 
 
+def _checked_scatter_args(input: Any, dim: int, index: Any, src: Any, name: str,
+                          dtype_name: str) -> tuple[int, Any]:
+    """``dim`` as an axis and ``index`` as an array, checked against ``src`` with torch's messages."""
+    axis = wrap_dim(dim, input._data.ndim)
+    idx = _index_array(index, name)
+    _same_dtype(input, src, dtype_name)
+    _check_scatter(input._data, axis, idx, src._data)
+    return axis, idx
+
+
 def _same_dtype(input: Any, src: Any, name: str) -> None:
     if src._data.dtype != input._data.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
@@ -288,10 +299,10 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, value: Any = None
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
-        if not isinstance(src, _t.Tensor):
-            src = _t.Tensor(np.full(idx.shape, src, input._data.dtype))
+        if not isinstance(src, TensorCore):
+            src = wrap(np.full(idx.shape, src, input._data.dtype))
         return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
-    if isinstance(src, _t.Tensor):
+    if isinstance(src, TensorCore):
         _same_dtype(input, src, "scatter")
         _check_scatter(input._data, axis, idx, src._data)
         return Scatter.apply(input, axis, idx, src)
@@ -301,14 +312,11 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, value: Any = None
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of ``input`` with ``src`` added where ``index`` points along ``dim`` (repeats accumulate)."""
-    if not isinstance(src, _t.Tensor):
+    if not isinstance(src, TensorCore):
         raise TypeError(
             f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
         )
-    axis = wrap_dim(dim, input._data.ndim)
-    idx = _index_array(index, "scatter_add")
-    _same_dtype(input, src, "scatter")
-    _check_scatter(input._data, axis, idx, src._data)
+    axis, idx = _checked_scatter_args(input, dim, index, src, "scatter_add", "scatter")
     return ScatterAdd.apply(input, axis, idx, src)
 
 
@@ -320,16 +328,13 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
-    axis = wrap_dim(dim, input._data.ndim)
-    idx = _index_array(index, "scatter_reduce")
-    _same_dtype(input, src, "scatter_reduce")
-    _check_scatter(input._data, axis, idx, src._data)
+    axis, idx = _checked_scatter_args(input, dim, index, src, "scatter_reduce", "scatter_reduce")
     return ScatterReduce.apply(input, axis, idx, src, reduce, include_self)
 
 
 def _slice_index(input: Any, dim: int, index: Any, name: str) -> tuple[int, Any]:
     axis = wrap_dim(dim, input._data.ndim)
-    idx = index._data if isinstance(index, _t.Tensor) else np.asarray(index)
+    idx = index._data if isinstance(index, TensorCore) else np.asarray(index)
     if idx.ndim > 1:
         raise IndexError(
             f"{name}(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
@@ -387,15 +392,7 @@ def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
 def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
     """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``."""
     axis, idx = _slice_index(input, dim, index, "index_fill_")
-    if isinstance(value, _t.Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(
-                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value._data.ndim} dimension(s)."
-            )
-        value = cast(value, input._data.dtype)
-    else:
-        value = np.asarray(value, input._data.dtype)
+    value = fill_value(value, input._data.dtype, "index_fill_")
     _check_bounds(idx, input._data.shape[axis] if input._data.ndim else 1, axis, IndexError)
     return IndexCopy.apply(input, axis, idx, value)
 
@@ -500,8 +497,6 @@ def masked_scatter_(self: Any, mask: Any, source: Any) -> Any:
 
 def take(input: Any, index: Any) -> Any:
     """The elements of the flattened ``input`` at ``index`` (negative indices count from the end)."""
-    from mininn._functions.indexing import Index
-
     idx = index._data
     n = input._data.size
     bad = idx[(idx < -n) | (idx >= n)]
@@ -514,8 +509,6 @@ def take(input: Any, index: Any) -> Any:
 
 def select(input: Any, dim: int, index: int) -> Any:
     """The slice at ``index`` along ``dim``, without that dim."""
-    from mininn._functions.indexing import getitem
-
     axis = wrap_dim(dim, input._data.ndim)
     size = input._data.shape[axis]
     if not -size <= index < size:
@@ -542,8 +535,6 @@ class IndexPutAccumulate(Function):
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (added with ``accumulate``)."""
-    from mininn._functions.indexing import IndexPut, index_key
-
     key = index_key(tuple(indices))
     if values._data.dtype != input._data.dtype:
         raise RuntimeError(
@@ -563,8 +554,6 @@ def index_put_(self: Any, indices: Any, values: Any, accumulate: bool = False) -
 
 def select_scatter(input: Any, src: Any, dim: int, index: int) -> Any:
     """A copy of ``input`` with ``src`` written at ``index`` along ``dim``."""
-    from mininn._functions.indexing import IndexPut
-
     axis = wrap_dim(dim, input._data.ndim)
     return IndexPut.apply(input, (slice(None),) * axis + (index,), src)
 
@@ -572,16 +561,12 @@ def select_scatter(input: Any, src: Any, dim: int, index: int) -> Any:
 def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None, end: int | None = None,
                   step: int = 1) -> Any:
     """A copy of ``input`` with ``src`` written into the slice ``start:end:step`` along ``dim``."""
-    from mininn._functions.indexing import IndexPut
-
     axis = wrap_dim(dim, input._data.ndim)
     return IndexPut.apply(input, (slice(None),) * axis + (slice(start, end, step),), src)
 
 
 def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
     """A copy of ``input`` with ``source`` written (or added) at the flat positions ``index``."""
-    from mininn._functions.shape import reshape
-
     n = input._data.size
     idx = index._data.reshape(-1)
     bad = idx[(idx < -n) | (idx >= n)]
@@ -589,7 +574,7 @@ def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
         raise IndexError(f"out of range: tried to access index {bad[0]} on a tensor of {n} elements.")
     flat = reshape(input, -1)
     key = (np.where(idx < 0, idx + n, idx),)
-    out = index_put(flat, (_t.Tensor(key[0]),), reshape(source, -1), accumulate)
+    out = index_put(flat, (wrap(key[0]),), reshape(source, -1), accumulate)
     return reshape(out, input._data.shape)
 
 

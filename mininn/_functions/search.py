@@ -10,21 +10,21 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import tensor_module, wrap_dim
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import wrap_dim
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import wrap
 
 
 def _raw(x: Any) -> Any:
-    return x._data if isinstance(x, _t.Tensor) else np.asarray(x)
+    return x._data if isinstance(x, TensorCore) else np.asarray(x)
 
 
 def _with_extras(values: Any, inverse: Any, counts: Any, return_inverse: bool, return_counts: bool) -> Any:
-    out = [_t.Tensor(values)]
+    out = [wrap(values)]
     if return_inverse:
-        out.append(_t.Tensor(inverse.astype(np.int64)))
+        out.append(wrap(inverse.astype(np.int64)))
     if return_counts:
-        out.append(_t.Tensor(counts.astype(np.int64)))
+        out.append(wrap(counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -70,7 +70,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, r
     how = side if side is not None else ("right" if right else "left")
     dtype = np.int32 if out_int32 else np.int64
     if seq.ndim == 1:
-        return _t.Tensor(np.asarray(np.searchsorted(seq, values, side=how)).astype(dtype))
+        return wrap(np.asarray(np.searchsorted(seq, values, side=how)).astype(dtype))
     if seq.shape[:-1] != values.shape[:-1]:
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
@@ -84,7 +84,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, r
     offset = (2 * span + 1) * np.arange(len(rows))[:, None]
     flat = np.searchsorted((rows + offset).reshape(-1), (vals + offset).reshape(-1), side=how)
     out = flat.reshape(vals.shape) - seq.shape[-1] * np.arange(len(rows))[:, None]
-    return _t.Tensor(out.reshape(values.shape).astype(dtype))
+    return wrap(out.reshape(values.shape).astype(dtype))
 
 
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False) -> Any:
@@ -99,30 +99,30 @@ def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bo
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Any:
     """True where an element of ``elements`` occurs in ``test_elements``."""
-    return _t.Tensor(np.isin(_raw(elements), _raw(test_elements), invert=invert))
+    return wrap(np.isin(_raw(elements), _raw(test_elements), invert=invert))
 
 
 def argwhere(input: Any) -> Any:
     """The indices of the non-zero elements, one row each."""
-    return _t.Tensor(np.argwhere(input._data).astype(np.int64))
+    return wrap(np.argwhere(input._data).astype(np.int64))
 
 
 def isposinf(input: Any) -> Any:
     """True where the value is +inf."""
     a = input._data
-    return _t.Tensor(np.isposinf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool))
+    return wrap(np.isposinf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool))
 
 
 def isneginf(input: Any) -> Any:
     """True where the value is -inf."""
     a = input._data
-    return _t.Tensor(np.isneginf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool))
+    return wrap(np.isneginf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool))
 
 
 def isreal(input: Any) -> Any:
     """True where the imaginary part is zero (everywhere for real tensors)."""
     a = input._data
-    return _t.Tensor(a.imag == 0 if a.dtype.kind == "c" else np.ones(a.shape, bool))
+    return wrap(a.imag == 0 if a.dtype.kind == "c" else np.ones(a.shape, bool))
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
@@ -135,11 +135,11 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     if np.any((idx < -size) | (idx >= size)):
         raise RuntimeError("index out of range")
     coords = np.unravel_index(np.where(idx < 0, idx + size, idx), dims)
-    return tuple(_t.Tensor(np.asarray(c, dtype=np.int64)) for c in coords)
+    return tuple(wrap(np.asarray(c, dtype=np.int64)) for c in coords)
 
 
 def nonzero_static(input: Any, *, size: int, fill_value: int = -1) -> Any:
     """``nonzero(input)`` cut or padded (with ``fill_value``) to exactly ``size`` rows."""
     found = np.argwhere(input._data).astype(np.int64)[:size]
     pad = np.full((size - len(found), input._data.ndim), fill_value, np.int64)
-    return _t.Tensor(np.concatenate([found, pad]))
+    return wrap(np.concatenate([found, pad]))

@@ -11,10 +11,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions import matrix as MX
+from mininn._functions._util import _FLOAT, category, torch_type_name, unbroadcast
+from mininn._functions.complex import conj
+from mininn._functions.elementwise import add, div, mul, where
+from mininn._functions.linalg import matmul
+from mininn._functions.matrix import diagonal_scatter
+from mininn._functions.shape import transpose, unsqueeze
+from mininn._functions.shape import transpose as swap
+from mininn.autograd.function import Context, Function, wrap
 
 
 class _LinAlgError(RuntimeError):  # torch's class name (torch.linalg.LinAlgError)
@@ -133,8 +138,6 @@ class Solve(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        from mininn._functions._util import unbroadcast
-
         a, x = ctx.saved_tensors
         a_shape, b_shape, vector = ctx.meta
         g2 = g[..., None] if vector else g
@@ -203,19 +206,15 @@ def slogdet(A: Any) -> Any:  # noqa: N803
 
 def logdet(input: Any) -> Any:
     """``log(det(input))`` (NaN for a negative determinant)."""
-    from mininn._functions.elementwise import where
-
     sign, logabs = slogdet(input)
-    finite = where(_t.Tensor(sign._data == 0), -float("inf"), logabs)
-    return where(_t.Tensor(sign._data < 0), float("nan"), finite)
+    finite = where(wrap(sign._data == 0), -float("inf"), logabs)
+    return where(wrap(sign._data < 0), float("nan"), finite)
 
 
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:  # noqa: N803
     """``X`` with ``A @ X = B`` (``B`` matrices or, shaped like ``A`` without its last dim, vectors)."""
     _check_square(A, "linalg.solve")
     if not left:
-        from mininn._functions.shape import transpose
-
         return transpose(solve(transpose(A, -2, -1), transpose(B, -2, -1)), -2, -1)
     a, b = A._data, B._data
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
@@ -231,14 +230,10 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Any:  # noqa: N803
 
 def matrix_power(A: Any, n: int) -> Any:  # noqa: N803
     """``A`` multiplied by itself ``n`` times (the identity for 0, powers of the inverse below 0)."""
-    from mininn._functions.linalg import matmul
-
     _check_square(A, "linalg.matrix_power")
     if n == 0:  # the identity, still in the graph (with a zero gradient), as in torch
-        from mininn._functions.elementwise import where
-
         eye = np.broadcast_to(np.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape)
-        return where(_t.Tensor(np.zeros((), bool)), A, _t.Tensor(eye.copy()))
+        return where(wrap(np.zeros((), bool)), A, wrap(eye.copy()))
     base = inv(A) if n < 0 else A
     result = None
     k = abs(n)
@@ -256,9 +251,6 @@ def cholesky(A: Any, *, upper: bool = False) -> Any:  # noqa: N803
     _check_square(A, "linalg.cholesky")
     low = Cholesky.apply(A)
     if upper:
-        from mininn._functions.complex import conj
-        from mininn._functions.shape import transpose
-
         return conj(transpose(low, -2, -1))
     return low
 
@@ -266,18 +258,13 @@ def cholesky(A: Any, *, upper: bool = False) -> Any:  # noqa: N803
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa: N803
                      unitriangular: bool = False) -> Any:
     """``X`` with ``A @ X = B`` for a triangular ``A`` (only its ``upper`` or lower triangle is read)."""
-    from mininn._functions import matrix as MX
-
     if B._data.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
     tri = MX.triu(A) if upper else MX.tril(A)
     if unitriangular:  # the diagonal is taken as ones
-        from mininn._functions.elementwise import add
-        from mininn._functions.matrix import diagonal_scatter
-
         n = A._data.shape[-1]
-        tri = diagonal_scatter(tri, _t.Tensor(np.zeros(A._data.shape[:-2] + (n,), A._data.dtype)), 0, -2, -1)
-        tri = add(tri, _t.Tensor(np.eye(n, dtype=A._data.dtype)))
+        tri = diagonal_scatter(tri, wrap(np.zeros(A._data.shape[:-2] + (n,), A._data.dtype)), 0, -2, -1)
+        tri = add(tri, wrap(np.eye(n, dtype=A._data.dtype)))
     return solve(tri, B, left=left)
 
 
@@ -294,8 +281,6 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
                      unitriangular: bool = False) -> Any:
     """``(X, A.clone())`` with ``A @ X = b`` (deprecated: ``linalg.solve_triangular``)."""
     import warnings
-
-    from mininn._functions.shape import transpose as swap
 
     warnings.warn(
         "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
@@ -327,10 +312,6 @@ def cholesky_deprecated(input: Any, upper: bool = False) -> Any:
 
 def _from_factor(factor: Any, upper: bool) -> Any:
     """``L @ L^H`` (or ``U^H @ U``) from a Cholesky factor."""
-    from mininn._functions.complex import conj
-    from mininn._functions.linalg import matmul
-    from mininn._functions.shape import transpose
-
     h = conj(transpose(factor, -2, -1))
     return matmul(h, factor) if upper else matmul(factor, h)
 
@@ -416,8 +397,6 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:  # no
 
 def svd_v(input: Any, some: bool = True, compute_uv: bool = True) -> Any:
     """``torch.svd``: ``(U, S, V)`` with ``input = U @ diag(S) @ V^T`` (reduced unless ``some``)."""
-    from mininn._functions.shape import transpose
-
     u, s, vh = svd(input, full_matrices=not some)
     if not compute_uv:
         return svd_v_result(u * 0, s, transpose(vh, -2, -1) * 0)
@@ -427,17 +406,13 @@ def svd_v(input: Any, some: bool = True, compute_uv: bool = True) -> Any:
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:  # noqa: N803
     """The Moore-Penrose pseudo-inverse: ``V diag(1/S) U^T`` over the singular values above the cutoff
     (``max(atol, rtol * S.max())``, ``rtol`` defaulting to ``eps * max(m, n)``)."""
-    from mininn._functions.elementwise import div, mul, where
-    from mininn._functions.linalg import matmul
-    from mininn._functions.shape import transpose, unsqueeze
-
     u, s, vh = svd(A, full_matrices=False)
     m, n = A._data.shape[-2:]
     if rtol is None:
         rtol = np.finfo(A._data.dtype).eps * max(m, n) if atol is None else 0.0
     top = s._data[..., :1]
     cutoff = np.maximum(0.0 if atol is None else atol, rtol * top)
-    keep = _t.Tensor(s._data > cutoff)
+    keep = wrap(s._data > cutoff)
     inv_s = where(keep, div(1.0, where(keep, s, 1.0)), 0.0)
     return matmul(mul(transpose(vh, -2, -1), unsqueeze(inv_s, -2)), transpose(u, -2, -1))
 

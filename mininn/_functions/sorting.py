@@ -9,28 +9,11 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
-from mininn._functions._util import _FLOAT, category, tensor_module, wrap_dim
+from mininn._functions._util import _FLOAT, category, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.reduction import return_types
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
-
-
-class TakeAlong(Function):
-    """``take_along_axis`` with distinct indices per line (a permutation or a subset of one)."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Any, idx: Any, axis: int) -> Any:
-        ctx.meta = (a.shape, idx, axis)
-        return np.take_along_axis(a, idx, axis=axis)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        shape, idx, axis = ctx.meta
-        out = np.zeros(shape, dtype=g.dtype)
-        np.put_along_axis(out, idx, g, axis=axis)
-        return out, None, None
+from mininn._functions.scatter import TakeAlongDim
+from mininn.autograd.function import Context, Function, wrap
 
 
 class CumSum(Function):
@@ -58,10 +41,10 @@ def _order(a: Any, axis: int, descending: bool) -> Any:
 def sort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim``; gradients flow to the sorted values."""
     if input._data.ndim == 0:
-        return return_types.sort(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return return_types.sort(input.clone(), wrap(np.zeros((), np.int64)))
     axis = wrap_dim(dim, input._data.ndim)
     idx = _order(input._data, axis, descending).astype(np.int64)
-    return return_types.sort(TakeAlong.apply(input, idx, axis), _t.Tensor(idx))
+    return return_types.sort(TakeAlongDim.apply(input, idx, axis), wrap(idx))
 
 
 def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
@@ -74,13 +57,13 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool =
     if input._data.ndim == 0:
         if k not in (0, 1):
             raise RuntimeError("selected index k out of range")
-        return return_types.topk(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return return_types.topk(input.clone(), wrap(np.zeros((), np.int64)))
     axis = wrap_dim(dim, input._data.ndim)
     if not 0 <= k <= input._data.shape[axis]:
         raise RuntimeError("selected index k out of range")
     idx = _order(input._data, axis, largest)
     idx = np.take(idx, np.arange(k), axis=axis).astype(np.int64)
-    return return_types.topk(TakeAlong.apply(input, idx, axis), _t.Tensor(idx))
+    return return_types.topk(TakeAlongDim.apply(input, idx, axis), wrap(idx))
 
 
 def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Any:

@@ -14,14 +14,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mininn._dtype import get_default_dtype
 from mininn._functions import elementwise as E
 from mininn._functions import reduction as R
-from mininn._functions._util import _FLOAT, category, tensor_module, torch_type_name, wrap_dim
+from mininn._functions._util import _FLOAT, category, torch_type_name, wrap_dim
+from mininn._functions.conversion import cast
 from mininn._functions.indexing import gather
+from mininn._functions.join import stack
+from mininn._functions.shape import shape_args
 from mininn._functions.sorting import sort
-from mininn.autograd.function import Context, Function
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, wrap
 
-_t = tensor_module()  # mininn.tensor, which imports this module
 return_types = R.return_types
 
 
@@ -60,7 +64,7 @@ def median(input: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     if dim is None:
         return MedianAll.apply(input)
     if input._data.ndim == 0:
-        return return_types.median(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return return_types.median(input.clone(), wrap(np.zeros((), np.int64)))
     axis = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[axis]
     if n == 0:
@@ -75,7 +79,7 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
     if input._data.ndim == 0:
-        return return_types.kthvalue(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return return_types.kthvalue(input.clone(), wrap(np.zeros((), np.int64)))
     return return_types.kthvalue(*_pick_sorted(input, axis, k - 1, keepdim))
 
 
@@ -84,7 +88,7 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:
     its last occurrence."""
     a = input._data
     if a.ndim == 0:
-        return return_types.mode(input.clone(), _t.Tensor(np.zeros((), np.int64)))
+        return return_types.mode(input.clone(), wrap(np.zeros((), np.int64)))
     axis = wrap_dim(dim, a.ndim)
     lines = np.moveaxis(a, axis, -1).reshape(-1, a.shape[axis])
     s = np.sort(lines, axis=-1)
@@ -96,8 +100,8 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:
     best = s[np.arange(len(s)), np.argmax(counts, axis=-1)]
     last = lines.shape[1] - 1 - np.argmax((lines == best[:, None])[:, ::-1], axis=-1)
     idx = np.moveaxis(last.reshape(np.moveaxis(a, axis, -1).shape[:-1] + (1,)), -1, axis).astype(np.int64)
-    values = gather(input, axis, _t.Tensor(idx))
-    index = _t.Tensor(idx)
+    values = gather(input, axis, wrap(idx))
+    index = wrap(idx)
     if not keepdim:
         values, index = values.squeeze(axis), index.squeeze(axis)
     return return_types.mode(values, index)
@@ -113,7 +117,7 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
         raise RuntimeError(
             "quantile() input tensor must be either float or double dtype"
         )
-    qs = q._data if isinstance(q, _t.Tensor) else np.asarray(q, dtype=np.float64)
+    qs = q._data if isinstance(q, TensorCore) else np.asarray(q, dtype=np.float64)
     if qs.ndim > 1:
         raise RuntimeError(f"quantile() q must be a scalar or 1D tensor, but got {qs.ndim}D tensor")
     if np.any((qs < 0) | (qs > 1)):
@@ -138,11 +142,11 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     elif interpolation == "higher":
         lo = hi = np.ceil(pos).astype(np.int64)
     frac = pos - lo if interpolation == "linear" else np.full(pos.shape, 0.5 * (interpolation == "midpoint"))
-    lower = values.index_select(axis, _t.Tensor(lo))
-    upper = values.index_select(axis, _t.Tensor(hi))
+    lower = values.index_select(axis, wrap(lo))
+    upper = values.index_select(axis, wrap(hi))
     view = [1] * x._data.ndim
     view[axis] = -1
-    weight = _t.Tensor(frac.astype(x._data.dtype).reshape(view))
+    weight = wrap(frac.astype(x._data.dtype).reshape(view))
     out = E.add(lower, E.mul(E.sub(upper, lower), weight))  # (..., len(q) at axis, ...)
     if keepdim:
         if dim is None:
@@ -176,7 +180,7 @@ def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any
 
 def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """``sum`` with NaNs counted as zero."""
-    clean = E.where(_t.Tensor(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
+    clean = E.where(wrap(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
     return R.sum(clean, dim, keepdim, dtype=dtype)
 
 
@@ -187,7 +191,7 @@ def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{torch_type_name(input._data.dtype)}"
         )
-    count = R.sum(_t.Tensor(~np.isnan(input._data)), dim, keepdim)
+    count = R.sum(wrap(~np.isnan(input._data)), dim, keepdim)
     return E.div(nansum(input, dim, keepdim, dtype=dtype), count)
 
 
@@ -197,10 +201,10 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     if a.ndim != 1 or a.dtype.kind not in "iub" or (a.size and a.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
-        return _t.Tensor(np.bincount(a, minlength=minlength).astype(np.int64))
+        return wrap(np.bincount(a, minlength=minlength).astype(np.int64))
     w = weights._data
     out_dtype = w.dtype if w.dtype.kind == "f" else np.float64
-    return _t.Tensor(np.bincount(a, weights=w, minlength=minlength).astype(out_dtype))
+    return wrap(np.bincount(a, weights=w, minlength=minlength).astype(out_dtype))
 
 
 def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:
@@ -215,13 +219,11 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:
         lo, hi = lo - 1, hi + 1
     inside = a[(a >= lo) & (a <= hi)]
     counts, _ = np.histogram(inside, bins=bins, range=(lo, hi))
-    return _t.Tensor(counts.astype(a.dtype))
+    return wrap(counts.astype(a.dtype))
 
 
 def sum_to_size(input: Any, *size: Any) -> Any:
     """``input`` summed down to ``size``, which it must broadcast from."""
-    from mininn._functions.shape import shape_args
-
     target = shape_args(size)
     shape = input._data.shape
     lead = len(shape) - len(target)
@@ -249,9 +251,6 @@ def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any 
         )
     x = input.reshape(1, -1) if input._data.ndim < 2 else input
     if category(x._data.dtype) < _FLOAT:
-        from mininn._dtype import get_default_dtype
-        from mininn._functions.conversion import cast
-
         x = cast(x, get_default_dtype().np)
     n = x._data.shape[1]
     w = None
@@ -295,13 +294,13 @@ def nanmedian(input: Any, dim: int | None = None, keepdim: bool = False) -> Any:
         keep = ~np.isnan(a.reshape(-1))
         if not keep.any():
             return median(input)
-        return MedianAll.apply(input.reshape(-1)[_t.Tensor(keep)])
+        return MedianAll.apply(input.reshape(-1)[wrap(keep)])
     axis = wrap_dim(dim, a.ndim)
     # NaN sorts last: the lower median of the k numbers of each line sits at (k - 1) // 2
     count = (~np.isnan(a)).sum(axis=axis, keepdims=True)
     order = sort(input, axis, stable=True).indices
     n = a.shape[axis]
-    pos = _t.Tensor(np.where(count == 0, (n - 1) // 2, (count - 1) // 2).astype(np.int64))
+    pos = wrap(np.where(count == 0, (n - 1) // 2, (count - 1) // 2).astype(np.int64))
     idx = gather(order, axis, pos)
     values = gather(input, axis, idx)
     if not keepdim:
@@ -312,8 +311,6 @@ def nanmedian(input: Any, dim: int | None = None, keepdim: bool = False) -> Any:
 def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Any:
     """``quantile`` of the elements that are not NaN, line by line (NaN where a line has none)."""
-    from mininn._functions.join import stack
-
     quantile(input.reshape(-1)[:1] if input._data.size else input, q, interpolation=interpolation)  # checks
     x = input.reshape(-1) if dim is None else input
     axis = 0 if dim is None else wrap_dim(dim, x._data.ndim)
@@ -332,8 +329,8 @@ def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = Fals
             lo = hi
         half = 0.5 * (interpolation == "midpoint")
         frac = pos - lo if interpolation == "linear" else np.full(pos.shape, half)
-        lower, upper = gather(values, axis, _t.Tensor(lo)), gather(values, axis, _t.Tensor(hi))
-        out = E.add(lower, E.mul(E.sub(upper, lower), _t.Tensor(frac.astype(x._data.dtype))))
+        lower, upper = gather(values, axis, wrap(lo)), gather(values, axis, wrap(hi))
+        out = E.add(lower, E.mul(E.sub(upper, lower), wrap(frac.astype(x._data.dtype))))
         outs.append(out if keepdim and dim is not None else out.squeeze(axis))
     result = stack(outs, 0)
     if keepdim and dim is None:
@@ -342,7 +339,7 @@ def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = Fals
 
 
 def _q_raw(q: Any) -> Any:
-    return q._data if isinstance(q, _t.Tensor) else np.asarray(q)
+    return q._data if isinstance(q, TensorCore) else np.asarray(q)
 
 
 class histogram_result(NamedTuple):  # noqa: N801 - torch.return_types.histogram
@@ -358,8 +355,8 @@ def histogram(input: Any, bins: Any = 100, *, range: Any = None, weight: Any = N
     """``(hist, bin_edges)``: counts (or weights, or a density) of ``input`` in ``bins`` equal bins over
     ``range`` (the data's range by default), or in the bins between the given edges."""
     a = input._data
-    edges = bins._data if isinstance(bins, _t.Tensor) else int(bins)
+    edges = bins._data if isinstance(bins, TensorCore) else int(bins)
     counts, bin_edges = np.histogram(a.reshape(-1), bins=edges, range=range,
                                      weights=None if weight is None else weight._data.reshape(-1),
                                      density=density)
-    return histogram_result(_t.Tensor(counts.astype(a.dtype)), _t.Tensor(bin_edges.astype(a.dtype)))
+    return histogram_result(wrap(counts.astype(a.dtype)), wrap(bin_edges.astype(a.dtype)))

@@ -19,11 +19,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mininn._functions import elementwise as E
-from mininn._functions._util import _FLOAT, category, tensor_module, unbroadcast
-from mininn._functions.unary import _floating
-from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
+from mininn._functions._util import _FLOAT, category, torch_type_name, unbroadcast
+from mininn._functions.conversion import cast
+from mininn._functions.reduction import sum as sum_
+from mininn._functions.shape import unsqueeze
+from mininn._functions.unary import _floating, erf, erf_array, trunc
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import Context, Function, wrap
 
 _LN2 = math.log(2)
 _LN10 = math.log(10)
@@ -210,17 +212,15 @@ def fmod(input: Any, other: Any) -> Any:
     """C's remainder: the result has the sign of ``input`` (``remainder`` follows ``other``)."""
     a, b = E.coerce(input, other)
     E._check_int_zero_division(a, b)
-    if isinstance(b, _t.Tensor) and isinstance(a, _t.Tensor):
+    if isinstance(b, TensorCore) and isinstance(a, TensorCore):
         return E.apply_binary(Fmod, a, b)
-    if not isinstance(a, _t.Tensor):
-        a = _t.Tensor(np.asarray(a, b._data.dtype))
+    if not isinstance(a, TensorCore):
+        a = wrap(np.asarray(a, b._data.dtype))
     return Fmod.apply(a, np.asarray(b, a._data.dtype))
 
 
 def frac(input: Any) -> Any:
     """The fractional part ``x - trunc(x)`` (the gradient passes through unchanged)."""
-    from mininn._functions.unary import trunc
-
     return E.sub(input, trunc(input))
 
 
@@ -232,12 +232,12 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None, neginf
     info = np.finfo(a.dtype)
     values = np.nan_to_num(a, nan=nan, posinf=info.max if posinf is None else posinf,
                            neginf=info.min if neginf is None else neginf)
-    return E.where(_t.Tensor(np.isfinite(a)), input, _t.Tensor(values.astype(a.dtype, copy=False)))
+    return E.where(wrap(np.isfinite(a)), input, wrap(values.astype(a.dtype, copy=False)))
 
 
 def signbit(input: Any) -> Any:
     """True where the sign bit is set (negative numbers and -0.0)."""
-    return _t.Tensor(np.signbit(input._data))
+    return wrap(np.signbit(input._data))
 
 
 def copysign(input: Any, other: Any) -> Any:
@@ -263,15 +263,11 @@ class CopySign(Function):
 
 def erfc(input: Any) -> Any:
     """``1 - erf(x)``."""
-    from mininn._functions.unary import erf
-
     return E.sub(1, erf(_floating(input)))
 
 
 def _erfinv_array(y: Any) -> Any:
     """The inverse error function: Giles' single-precision approximation, then Newton steps on erf."""
-    from mininn._functions.unary import erf_array
-
     y64 = y.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         w = -np.log((1 - y64) * (1 + y64))
@@ -319,10 +315,8 @@ def rad2deg(input: Any) -> Any:
 
 def float_power(input: Any, exponent: Any) -> Any:
     """``input ** exponent`` computed in float64 (complex128 for complex operands)."""
-    from mininn._functions.conversion import cast
-
     def wide(x: Any) -> Any:
-        if isinstance(x, _t.Tensor):
+        if isinstance(x, TensorCore):
             return cast(x, np.dtype(np.complex128 if x._data.dtype.kind == "c" else np.float64))
         return x
 
@@ -360,7 +354,7 @@ def fmin(input: Any, other: Any) -> Any:
 def heaviside(input: Any, values: Any) -> Any:
     """The step function: 0 below zero, 1 above, ``values`` at zero (no gradient)."""
     a, v = input._data, values._data
-    return _t.Tensor(np.asarray(np.heaviside(a, v)).astype(np.result_type(a, v)))
+    return wrap(np.asarray(np.heaviside(a, v)).astype(np.result_type(a, v)))
 
 
 def logaddexp2(input: Any, other: Any) -> Any:
@@ -377,12 +371,10 @@ def _integer_pair(name: str, fn: Any) -> Any:
     def op(input: Any, other: Any) -> Any:
         a, b = E.coerce(input, other)
         for x in (a, b):
-            if isinstance(x, _t.Tensor) and x._data.dtype.kind not in "iu":
-                from mininn._functions._util import torch_type_name
-
+            if isinstance(x, TensorCore) and x._data.dtype.kind not in "iu":
                 kind = torch_type_name(x._data.dtype)
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind}'")
-        return _t.Tensor(np.asarray(fn(E._raw(a), E._raw(b))))
+        return wrap(np.asarray(fn(E._raw(a), E._raw(b))))
 
     op.__name__ = name
     op.__doc__ = f"The elementwise {'greatest common divisor' if name == 'gcd' else 'least common multiple'}."
@@ -527,13 +519,10 @@ def polygamma(n: int, input: Any) -> Any:
 
 def mvlgamma(input: Any, p: int) -> Any:
     """The multivariate log-gamma of dimension ``p``: ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``."""
-    from mininn._functions.reduction import sum as sum_
-    from mininn._functions.shape import unsqueeze
-
     x = _floating(input)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    offsets = _t.Tensor((np.arange(p) / 2).astype(x._data.dtype))
+    offsets = wrap((np.arange(p) / 2).astype(x._data.dtype))
     return E.add(sum_(lgamma(E.sub(unsqueeze(x, -1), offsets)), -1), p * (p - 1) / 4 * math.log(math.pi))
 
 
@@ -568,4 +557,4 @@ class Frexp(Function):
 def nextafter(input: Any, other: Any) -> Any:
     """The next representable value after ``input`` towards ``other``."""
     a, b = E._both_tensors(*E.coerce(input, other))
-    return _t.Tensor(np.nextafter(a._data, b._data))
+    return wrap(np.nextafter(a._data, b._data))

@@ -9,16 +9,15 @@ integer or bool input into the default float dtype first, as torch does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mininn import _dtype
-from mininn._functions._util import _FLOAT, category, tensor_module
+from mininn._functions._util import _FLOAT, category
 from mininn._functions.conversion import cast
 from mininn.autograd.function import Context, Function
-
-_t = tensor_module()  # mininn.tensor, which imports this module
 
 
 def _floating(x: Any) -> Any:
@@ -27,188 +26,73 @@ def _floating(x: Any) -> Any:
     return x
 
 
-class Exp(Function):
+class _Elementwise(Function):
+    """A one-input elementwise op: ``fn`` computes it and ``grad(g, saved)`` its gradient, where
+    ``saved`` is the output (``saves_output``) or the input. ``quiet`` ops run with NumPy's
+    divide-by-zero and invalid-value warnings off (torch gives inf and nan silently)."""
+
+    saves_output = True
+    quiet = False
+
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.exp(a)
-        ctx.save_for_backward(out)
+    def fn(a: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def grad(g: Any, saved: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Any) -> Any:
+        if cls.quiet:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = cls.fn(a)
+        else:
+            out = cls.fn(a)
+        ctx.save_for_backward(out if cls.saves_output else a)
         return out
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (np.conj(out) if out.dtype.kind == "c" else out)
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> Any:
+        (saved,) = ctx.saved_tensors
+        if cls.quiet:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return cls.grad(g, saved)
+        return cls.grad(g, saved)
 
 
-class Expm1(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.expm1(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (out + 1)
+def _elementwise(name: str, fn: Callable[[Any], Any], grad: Callable[[Any, Any], Any], *,
+                 saves_output: bool = True, quiet: bool = False) -> type[Function]:
+    """The op ``name`` (its graph node is ``<name>Backward0``): ``fn`` and ``grad(g, out or input)``."""
+    attrs = {"fn": staticmethod(fn), "grad": staticmethod(grad), "saves_output": saves_output, "quiet": quiet}
+    return type(name, (_Elementwise,), {"__module__": __name__, **attrs})
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(a)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        with np.errstate(divide="ignore"):
-            return g / a
+def _rsqrt(a: Any) -> Any:
+    return (1 / np.sqrt(a)).astype(a.dtype, copy=False)
 
 
-class Log1p(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log1p(a)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        with np.errstate(divide="ignore"):
-            return g / (a + 1)
+def _sigmoid(a: Any) -> Any:
+    return (0.5 * (np.tanh(0.5 * a) + 1)).astype(a.dtype, copy=False)  # no overflow
 
 
-class Sqrt(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        with np.errstate(invalid="ignore"):
-            out = np.sqrt(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        with np.errstate(divide="ignore"):
-            return g / (2 * out)
-
-
-class Rsqrt(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = (1 / np.sqrt(a)).astype(a.dtype, copy=False)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (-0.5 * out * out * out).astype(g.dtype, copy=False)
-
-
-class Reciprocal(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        with np.errstate(divide="ignore"):
-            out = np.reciprocal(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return -g * out * out
-
-
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.tanh(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (1 - out * out)
-
-
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = (0.5 * (np.tanh(0.5 * a) + 1)).astype(a.dtype, copy=False)  # no overflow
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * out * (1 - out)
-
-
-class Relu(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = np.maximum(a, 0)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (out > 0)
-
-
-class Abs(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        return np.abs(a)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * np.sign(a)
-
-
-class Sin(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        return np.sin(a)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * np.cos(a)
-
-
-class Cos(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        return np.cos(a)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return -g * np.sin(a)
-
-
-class Square(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        return a * a
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return 2 * g * a
+# each op and its derivative, from its output (out) or its input (a)
+Exp = _elementwise("Exp", np.exp, lambda g, out: g * (np.conj(out) if out.dtype.kind == "c" else out))
+Expm1 = _elementwise("Expm1", np.expm1, lambda g, out: g * (out + 1))
+Log = _elementwise("Log", np.log, lambda g, a: g / a, saves_output=False, quiet=True)
+Log1p = _elementwise("Log1p", np.log1p, lambda g, a: g / (a + 1), saves_output=False, quiet=True)
+Sqrt = _elementwise("Sqrt", np.sqrt, lambda g, out: g / (2 * out), quiet=True)
+Rsqrt = _elementwise(
+    "Rsqrt", _rsqrt, lambda g, out: g * (-0.5 * out * out * out).astype(g.dtype, copy=False), quiet=True
+)
+Reciprocal = _elementwise("Reciprocal", np.reciprocal, lambda g, out: -g * out * out, quiet=True)
+Tanh = _elementwise("Tanh", np.tanh, lambda g, out: g * (1 - out * out))
+Sigmoid = _elementwise("Sigmoid", _sigmoid, lambda g, out: g * out * (1 - out))
+Relu = _elementwise("Relu", lambda a: np.maximum(a, 0), lambda g, out: g * (out > 0))
+Abs = _elementwise("Abs", np.abs, lambda g, a: g * np.sign(a), saves_output=False)
+Sin = _elementwise("Sin", np.sin, lambda g, a: g * np.cos(a), saves_output=False)
+Cos = _elementwise("Cos", np.cos, lambda g, a: -g * np.sin(a), saves_output=False)
+Square = _elementwise("Square", lambda a: a * a, lambda g, a: 2 * g * a, saves_output=False)
 
 
 # ---- the Gauss error function family: erf, the normal CDF and x * Phi(x) (GELU) ----------------
@@ -382,49 +266,31 @@ class Erf(Function):
 # ---- public functions (also bound as Tensor methods) -------------------------------------
 
 
-def exp(input: Any) -> Any:
-    """e to the power of each element."""
-    return Exp.apply(_floating(input))
+def _on_floating(fn: type[Function], name: str, doc: str) -> Callable[[Any], Any]:
+    """The public function ``name``: ``fn`` on ``input``, integers and bools cast to the default float."""
+
+    def op(input: Any) -> Any:
+        return fn.apply(_floating(input))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
 
 
-def expm1(input: Any) -> Any:
-    """``exp(x) - 1``, accurate for small ``x``."""
-    return Expm1.apply(_floating(input))
-
-
-def log(input: Any) -> Any:
-    """Natural logarithm (``-inf`` at 0, ``nan`` below)."""
-    return Log.apply(_floating(input))
-
-
-def log1p(input: Any) -> Any:
-    """``log(1 + x)``, accurate for small ``x``."""
-    return Log1p.apply(_floating(input))
-
-
-def sqrt(input: Any) -> Any:
-    """Square root."""
-    return Sqrt.apply(_floating(input))
-
-
-def rsqrt(input: Any) -> Any:
-    """``1 / sqrt(x)``."""
-    return Rsqrt.apply(_floating(input))
-
-
-def reciprocal(input: Any) -> Any:
-    """``1 / x``."""
-    return Reciprocal.apply(_floating(input))
-
-
-def tanh(input: Any) -> Any:
-    """Hyperbolic tangent."""
-    return Tanh.apply(_floating(input))
-
-
-def sigmoid(input: Any) -> Any:
-    """``1 / (1 + exp(-x))``, computed without overflow."""
-    return Sigmoid.apply(_floating(input))
+exp = _on_floating(Exp, "exp", "e to the power of each element.")
+expm1 = _on_floating(Expm1, "expm1", "``exp(x) - 1``, accurate for small ``x``.")
+log = _on_floating(Log, "log", "Natural logarithm (``-inf`` at 0, ``nan`` below).")
+log1p = _on_floating(Log1p, "log1p", "``log(1 + x)``, accurate for small ``x``.")
+sqrt = _on_floating(Sqrt, "sqrt", "Square root.")
+rsqrt = _on_floating(Rsqrt, "rsqrt", "``1 / sqrt(x)``.")
+reciprocal = _on_floating(Reciprocal, "reciprocal", "``1 / x``.")
+tanh = _on_floating(Tanh, "tanh", "Hyperbolic tangent.")
+sigmoid = _on_floating(Sigmoid, "sigmoid", "``1 / (1 + exp(-x))``, computed without overflow.")
+sin = _on_floating(Sin, "sin", "Sine.")
+cos = _on_floating(Cos, "cos", "Cosine.")
+erf = _on_floating(
+    Erf, "erf", "The Gauss error function (vectorised; about 1e-14 relative error in float64)."
+)
 
 
 def relu(input: Any) -> Any:
@@ -441,24 +307,9 @@ def abs(input: Any) -> Any:  # noqa: A001 - torch's name
     return Abs.apply(input)
 
 
-def sin(input: Any) -> Any:
-    """Sine."""
-    return Sin.apply(_floating(input))
-
-
-def cos(input: Any) -> Any:
-    """Cosine."""
-    return Cos.apply(_floating(input))
-
-
 def square(input: Any) -> Any:
     """``x * x``."""
     return Square.apply(input)
-
-
-def erf(input: Any) -> Any:
-    """The Gauss error function (vectorised; about 1e-14 relative error in float64)."""
-    return Erf.apply(_floating(input))
 
 
 class Piecewise(Function):
@@ -484,7 +335,7 @@ def _rounding(fn: Any, name: str) -> Any:
             return input.clone()
         return Piecewise.apply(input, fn)
 
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = f"``{name}`` of each element (the gradient is zero, so none flows)."
     return op
 

@@ -10,13 +10,12 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
+from mininn._factories import _finish
 
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
 
 def _window(values: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
-    from mininn._factories import _finish
-
     dt = _dtype.get_default_dtype() if dtype is None else _dtype.as_dtype(dtype)
     return _finish(np.asarray(values, dtype=np.float64).astype(dt.np), device, requires_grad)
 

@@ -1,5 +1,10 @@
-"""The autograd graph: ``Function`` (an op with forward and backward on raw
-arrays), ``Node`` (one recorded call of a Function) and the backward engine.
+"""The seam between Tensors and arrays, and the autograd graph.
+
+``Function`` is an op with forward and backward on raw arrays; ``Function.apply``
+is the one place that unwraps Tensors into arrays, wraps the results into Tensors
+(``wrap``) and records the graph: ``Node`` (one recorded call of a Function) and
+the backward engine. Tensors are made in the class that ``mininn.tensor`` hands
+over once with ``set_tensor_class``.
 
 Design (micrograd's, made iterative and multi-output): each op call that
 needs a gradient records a ``Node`` whose ``next`` edges point at the nodes
@@ -30,13 +35,17 @@ gradients. Keyword arguments are never differentiated.
 
 from __future__ import annotations
 
-import importlib
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from mininn._backend import device_of
 from mininn._dtype import _FROM_NP
+from mininn._tensor_core import Size, TensorCore
 from mininn.autograd.grad_mode import _state
+from mininn.utils.hooks import RemovableHandle
 
 if TYPE_CHECKING:
     from mininn.tensor import Tensor
@@ -44,10 +53,22 @@ if TYPE_CHECKING:
 # outputs of these dtypes (floating and complex) get a grad_fn; others (indices, masks) never require grad
 _FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point or d.is_complex)
 
-# mininn.tensor imports this module; Tensor is reached through the module object at call time
-_tensor_module = importlib.import_module("mininn.tensor")
+__all__ = ["Function", "Context", "Node", "AccumulateGrad", "run_backward", "wrap", "set_tensor_class"]
 
-__all__ = ["Function", "Context", "Node", "AccumulateGrad", "run_backward"]
+# the public Tensor class (mininn.tensor.Tensor), which every op result is made in; None until
+# mininn.tensor is imported, so an op run before that fails instead of making bare TensorCores
+_tensor_class: Any = None
+
+
+def set_tensor_class(cls: type[TensorCore]) -> None:
+    """Make op results instances of ``cls`` (``mininn.tensor`` calls this once, for ``Tensor``)."""
+    global _tensor_class
+    _tensor_class = cls
+
+
+def wrap(data: Any, requires_grad: bool = False) -> Tensor:
+    """A Tensor holding ``data`` (an array of the device's array module, or array-like)."""
+    return _tensor_class(data, requires_grad)  # type: ignore[return-value]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -131,8 +152,6 @@ class Node:
 
     def register_prehook(self, hook: Callable[..., Any], output_nr: int = 0) -> Any:
         """``hook(grad_outputs_tuple)`` runs before this node; it may return new grads."""
-        from mininn.utils.hooks import RemovableHandle
-
         if self.pre_hooks is None:
             self.pre_hooks = {}
         hooks = self.pre_hooks.setdefault(-1, [])
@@ -141,8 +160,6 @@ class Node:
 
     def register_hook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
-        from mininn.utils.hooks import RemovableHandle
-
         if self.post_hooks is None:
             self.post_hooks = []
         self.post_hooks.append(hook)
@@ -199,29 +216,21 @@ class AccumulateGrad(Node):
             return ()
         (grad,) = grads
         for hook in tuple(tensor._hooks or ()):
-            new = hook(_wrap(grad))
+            new = hook(wrap(grad))
             if new is not None:
                 grad = new._data
         _accumulate(tensor, grad)
         return ()
 
 
-def _wrap(array: Any) -> Tensor:
-    from mininn.tensor import Tensor
-
-    return Tensor(array)
-
-
 def _accumulate(tensor: Tensor, grad: Any) -> None:
-    from mininn.tensor import Tensor
-
     if grad.shape != tensor._data.shape:
         grad = grad.reshape(tensor._data.shape) if grad.size == tensor._data.size else grad
     if grad.dtype != tensor._data.dtype:
         grad = grad.astype(tensor._data.dtype)
     if tensor.grad is None:
         # copy: backward may hand the same array to several inputs
-        tensor.grad = Tensor(grad.copy())
+        tensor.grad = wrap(grad.copy())
     else:
         tensor.grad._data = tensor.grad._data + grad
 
@@ -255,12 +264,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        tensor_cls = _tensor_module.Tensor
         raw_args: list[Any] = []
         needs_grad = False
         kind: Any = None
         for a in args:
-            if isinstance(a, tensor_cls):
+            if isinstance(a, TensorCore):
                 d = a._data
                 if kind is None:
                     kind = type(d)
@@ -269,7 +277,7 @@ class Function:
                 if a._requires_grad or a.grad_fn is not None:
                     needs_grad = True
                 raw_args.append(d)
-            elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], tensor_cls):
+            elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
                 for t in a:
                     if kind is None:
                         kind = type(t._data)
@@ -282,12 +290,13 @@ class Function:
                 raw_args.append(a)
         ctx = Context()
         if kwargs:
-            kwargs = {k: (v._data if isinstance(v, tensor_cls) else v) for k, v in kwargs.items()}
+            kwargs = {k: (v._data if isinstance(v, TensorCore) else v) for k, v in kwargs.items()}
             out = cls.forward(ctx, *raw_args, **kwargs)
         else:
             out = cls.forward(ctx, *raw_args)
         if needs_grad and _state.enabled:
             return _record(cls, ctx, args, out)
+        tensor_cls = _tensor_class
         if type(out) is tuple:
             return tuple(tensor_cls(o) for o in out)
         return tensor_cls(out)
@@ -295,17 +304,17 @@ class Function:
 
 def _record(cls: type[Function], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
     """Wrap ``out`` in tensors whose ``grad_fn`` is a new Node with edges to ``args``."""
-    tensor_cls = _tensor_module.Tensor
+    tensor_cls = _tensor_class
     edges: list[tuple[Node, int] | None] = []
     layout: list[int] = []
     needs: list[bool] = []
     for a in args:
-        if isinstance(a, tensor_cls):
+        if isinstance(a, TensorCore):
             edge = _edge(a)
             edges.append(edge)
             layout.append(0)
             needs.append(edge is not None)
-        elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], tensor_cls):
+        elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
             sub = [_edge(t) for t in a]
             edges.extend(sub)
             layout.append(len(a))
@@ -332,12 +341,7 @@ def _record(cls: type[Function], ctx: Context, args: tuple[Any, ...], out: Any) 
 
 
 def _raise_mixed_devices(tensors: Sequence[Any]) -> None:
-    from mininn._backend import device_of
-
-    tensor_cls = _tensor_module.Tensor
-    devs = sorted(
-        {str(device_of(t._data)) for t in tensors if isinstance(t, tensor_cls)}, reverse=True
-    )
+    devs = sorted({str(device_of(t._data)) for t in tensors if isinstance(t, TensorCore)}, reverse=True)
     raise RuntimeError(
         "Expected all tensors to be on the same device, but found at least two devices, "
         f"{devs[0]} and {devs[1]}!"
@@ -348,6 +352,25 @@ def _check_same_device(tensors: Sequence[Tensor]) -> None:
     first = type(tensors[0]._data)
     if any(type(t._data) is not first for t in tensors):
         _raise_mixed_devices(tensors)
+
+
+def _root_grad(t: TensorCore, gradient: Any, i: int) -> Any:
+    """The gradient that seeds backward from ``t`` (implicit 1 for a scalar)."""
+    if gradient is None:
+        if t._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+            )
+        return np.ones_like(t._data)
+    g = gradient._data if isinstance(gradient, TensorCore) else np.asarray(gradient)
+    if g.shape != t._data.shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+            f"output[{i}] has a shape of {t.shape}."
+        )
+    return g.astype(t._data.dtype, copy=False)
 
 
 def _collect(roots: Sequence[Node]) -> dict[Node, int]:
@@ -454,8 +477,6 @@ def run_backward(
 def _fill_missing(node: Node, grads: list[Any]) -> list[Any]:
     if node.n_outputs == 1:
         return grads
-    import numpy as np
-
     return [
         g if g is not None else np.zeros(shape, dtype)
         for g, (shape, dtype) in zip(grads, node.out_meta)
@@ -463,30 +484,26 @@ def _fill_missing(node: Node, grads: list[Any]) -> list[Any]:
 
 
 def _run_pre_hooks(node: Node, grads: list[Any]) -> list[Any]:
-    from mininn.tensor import Tensor
-
     assert node.pre_hooks is not None
     for output_nr, hooks in list(node.pre_hooks.items()):
         if output_nr < 0:
             continue
         for hook in tuple(hooks):
-            new = hook(Tensor(grads[output_nr]))
+            new = hook(wrap(grads[output_nr]))
             if new is not None:
                 grads[output_nr] = new._data
     for hook in tuple(node.pre_hooks.get(-1, ())):
-        new = hook(tuple(Tensor(g) for g in grads))
+        new = hook(tuple(wrap(g) for g in grads))
         if new is not None:
             grads = [None if g is None else g._data for g in new]
     return grads
 
 
 def _run_post_hooks(node: Node, input_grads: tuple[Any, ...], grads: list[Any]) -> tuple[Any, ...]:
-    from mininn.tensor import Tensor
-
     assert node.post_hooks is not None
     for hook in tuple(node.post_hooks):
-        wrapped_in = tuple(None if g is None else Tensor(g) for g in input_grads)
-        wrapped_out = tuple(None if g is None else Tensor(g) for g in grads)
+        wrapped_in = tuple(None if g is None else wrap(g) for g in input_grads)
+        wrapped_out = tuple(None if g is None else wrap(g) for g in grads)
         new = hook(wrapped_in, wrapped_out)
         if new is not None:
             input_grads = tuple(None if g is None else g._data for g in new)

@@ -4,19 +4,16 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import _edge, run_backward
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function import _edge, _root_grad, run_backward, wrap
 from mininn.autograd.grad_mode import no_grad
 
 __all__ = ["grad", "gradcheck", "GradcheckError"]
-
-# mininn.tensor imports this package; Tensor is reached through the module at call time
-_tensor_module = importlib.import_module("mininn.tensor")
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -57,7 +54,7 @@ def grad(
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    root_grads = [_tensor_module._root_grad(o, g, i) for i, (o, g) in enumerate(zip(outs, gouts))]
+    root_grads = [_root_grad(o, g, i) for i, (o, g) in enumerate(zip(outs, gouts))]
     edges = [_edge(t) for t in ins]
     captured = run_backward(outs, root_grads, bool(retain_graph), capture=edges)
     assert captured is not None
@@ -71,7 +68,7 @@ def grad(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
-        result.append(None if g is None else _tensor_module.Tensor(np.array(g, dtype=t._data.dtype)))
+        result.append(None if g is None else wrap(np.array(g, dtype=t._data.dtype)))
     return tuple(result)
 
 
@@ -95,7 +92,7 @@ def gradcheck(
     ``eps`` in both directions.
     """
     ins = _as_tuple(inputs)
-    diff = [t for t in ins if isinstance(t, _tensor_module.Tensor) and t.requires_grad]
+    diff = [t for t in ins if isinstance(t, TensorCore) and t.requires_grad]
     for oi, out in enumerate(_floats(func(*ins))):
         if not out.requires_grad:
             continue

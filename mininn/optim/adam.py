@@ -38,6 +38,16 @@ class Adam(Optimizer):
         decoupled_weight_decay: Decay the weights directly (AdamW). Default: False.
     """
 
+    _group_fallbacks = {
+        "amsgrad": False,
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+        "decoupled_weight_decay": False,
+        "fused": None,
+    }
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -71,14 +81,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _fill_group_defaults(self) -> None:
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
+        super()._fill_group_defaults()
         for state in self.state.values():
             step = state.get("step")
             if step is not None and not isinstance(step, Tensor):
@@ -89,14 +92,11 @@ class Adam(Optimizer):
         return self._run_step(closure, self._update)
 
     def _update(self) -> None:
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    _init_state(state, p, group["amsgrad"])
-                _adam_param(p, p.grad._data, state, group)
+        for p, group in self._params_with_grad():
+            state = self.state[p]
+            if len(state) == 0:
+                _init_state(state, p, group["amsgrad"])
+            _adam_param(p, p.grad._data, state, group)
 
 
 class AdamW(Adam):
@@ -202,6 +202,7 @@ def _adam_param(p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, An
     denom = np.sqrt(second) / bias_correction2_sqrt + eps
     # torch's addcdiv computes (value * t1) / t2
     p._data += (-(lr / bias_correction1) * exp_avg) / denom
+
 
 def _lerp_(start: Any, end: Any, weight: float) -> None:
     """torch's ``lerp_`` with a scalar weight, in place on ``start``."""

@@ -15,7 +15,7 @@ import copy
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,9 @@ class Optimizer:
         ValueError: ``params`` is empty, a parameter is a non-leaf tensor, or a
             parameter appears in two groups.
     """
+
+    # hyper-parameters that a loaded group may lack, and their values then
+    _group_fallbacks: dict[str, Any] = {}
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -137,15 +140,19 @@ class Optimizer:
             set_to_none: Set ``.grad`` to None (the default) instead of filling
                 it with zeros; ``step`` then skips those parameters.
         """
+        for p, _ in self._params_with_grad():
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.detach_()
+                p.grad._data[...] = 0
+
+    def _params_with_grad(self) -> Iterator[tuple[Tensor, dict[str, Any]]]:
+        """Each parameter that has a gradient, with its group, in group order."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.detach_()
-                    p.grad._data[...] = 0
+                if p.grad is not None:
+                    yield p, group
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one optimization step; subclasses implement it."""
@@ -245,7 +252,10 @@ class Optimizer:
         self._fill_group_defaults()
 
     def _fill_group_defaults(self) -> None:
-        """Hook for subclasses to add keys that older state dicts lack (torch's __setstate__)."""
+        """Add the keys that older state dicts lack (torch's ``__setstate__``)."""
+        for group in self.param_groups:
+            for name, default in self._group_fallbacks.items():
+                group.setdefault(name, default)
 
     def __repr__(self) -> str:
         out = type(self).__name__ + " ("

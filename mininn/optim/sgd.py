@@ -34,6 +34,14 @@ class SGD(Optimizer):
         fused: Kept for torch's state-dict format; has no effect.
     """
 
+    _group_fallbacks = {
+        "nesterov": False,
+        "maximize": False,
+        "foreach": None,
+        "differentiable": False,
+        "fused": False,
+    }
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -69,27 +77,16 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def _fill_group_defaults(self) -> None:
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
-
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()``'s loss if given."""
         return self._run_step(closure, self._update)
 
     def _update(self) -> None:
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                buf = self.state[p].get("momentum_buffer") if group["momentum"] != 0 else None
-                buf = _sgd_param(p, p.grad._data, buf, group)
-                if buf is not None:
-                    self.state[p]["momentum_buffer"] = buf
+        for p, group in self._params_with_grad():
+            buf = self.state[p].get("momentum_buffer") if group["momentum"] != 0 else None
+            buf = _sgd_param(p, p.grad._data, buf, group)
+            if buf is not None:
+                self.state[p]["momentum_buffer"] = buf
 
 
 def _sgd_param(p: Tensor, grad: Any, buf: Tensor | None, group: dict[str, Any]) -> Tensor | None:

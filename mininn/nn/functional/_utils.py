@@ -9,11 +9,16 @@ from typing import Any
 import numpy as np
 
 from mininn._backend import array_module, device_of
+from mininn._functions._util import wrap_dim  # re-exported: one definition for tensors and kernels
+from mininn.autograd.function import Context, Function
 from mininn.autograd.grad_mode import _state
 from mininn.tensor import Tensor
 
-__all__ = ["ntuple", "single", "pair", "needs_grad", "xp_of", "as_strided", "check_float", "scalar",
-           "requires", "c_name", "scalar_name", "wrap_dim", "run_inplace"]
+__all__ = [
+    "MulMask", "apply_op", "as_strided", "c_name", "check_float", "kernel_dtype_error", "needs_grad",
+    "ntuple", "pair", "per_dim", "requires", "run_inplace", "scalar", "scalar_name", "single", "wrap_dim",
+    "xp_of",
+]
 
 
 def ntuple(n: int, name: str = "") -> Any:
@@ -30,6 +35,15 @@ def ntuple(n: int, name: str = "") -> Any:
 
 single = ntuple(1, "_single")
 pair = ntuple(2, "_pair")
+
+
+def per_dim(value: Any, nd: int) -> tuple[int, ...]:
+    """An int or a sequence of ints as ``nd`` ints, one value repeated; a sequence of another
+    length comes back as it is, for the caller's own message."""
+    if isinstance(value, int):
+        return (value,) * nd
+    values = tuple(int(v) for v in value)
+    return values * nd if len(values) == 1 else values
 
 
 def needs_grad(*tensors: Tensor | None) -> bool:
@@ -58,10 +72,15 @@ def as_strided(array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> 
     return xp_of(array).lib.stride_tricks.as_strided(array, shape, strides)
 
 
-def check_float(x: Tensor, what: str) -> None:
-    """Raise torch's error for an integer tensor fed to a floating-point kernel."""
+def kernel_dtype_error(kernel: str, x: Tensor) -> NotImplementedError:
+    """torch's error for a tensor whose dtype the kernel named ``kernel`` does not handle."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(x)}'")
+
+
+def check_float(x: Tensor, kernel: str) -> None:
+    """Raise torch's error for an integer tensor fed to a floating-point-only kernel."""
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f'"{what}" not implemented for \'{scalar_name(x)}\'')
+        raise kernel_dtype_error(kernel, x)
 
 
 def scalar(value: float, like: Any) -> Any:
@@ -86,16 +105,6 @@ def scalar_name(t: Tensor) -> str:
     return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
 
 
-def wrap_dim(dim: int, ndim: int) -> int:
-    """``dim`` as a non-negative axis of an ``ndim``-dim tensor (a scalar counts as 1-dim)."""
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
-        )
-    return dim % n
-
-
 def run_inplace(input: Tensor, compute: Any) -> Tensor:  # noqa: A002 - torch's argument name
     """``inplace=True`` semantics: ``input`` ends up holding ``compute()``'s result and is returned.
 
@@ -112,3 +121,24 @@ def run_inplace(input: Tensor, compute: Any) -> Tensor:  # noqa: A002 - torch's 
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     input._become(compute())
     return input
+
+
+def apply_op(fn: type[Function], input: Tensor, inplace: bool, *args: Any) -> Tensor:  # noqa: A002
+    """``fn.apply(input, *args)``; with ``inplace``, ``input`` takes the result (see ``run_inplace``)."""
+    if inplace:
+        return run_inplace(input, lambda: fn.apply(input, *args))
+    return fn.apply(input, *args)
+
+
+class MulMask(Function):
+    """``x * mask`` for a drawn ``mask`` (dropout's keep-mask, rrelu's slopes); only ``x`` gets a gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, mask: Any) -> Any:
+        ctx.save_for_backward(mask)
+        return x * mask
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (mask,) = ctx.saved_tensors
+        return g * mask, None

@@ -24,7 +24,14 @@ from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import needs_grad, run_inplace, scalar_name, xp_of
+from mininn.nn.functional._utils import (
+    MulMask,
+    apply_op,
+    check_float,
+    kernel_dtype_error,
+    needs_grad,
+    xp_of,
+)
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -69,12 +76,6 @@ def _stable_sigmoid(x: Any) -> Any:
     return np.where(x >= 0, one, e) / (one + e)
 
 
-def _require_float(input: Tensor, kernel: str) -> None:
-    """torch's error for an integer tensor fed to a floating-point-only kernel."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
-
-
 def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
     """Run ``fn`` on ``input``; with ``inplace``, ``input`` takes the result (torch's in-place op).
 
@@ -86,8 +87,7 @@ def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Ten
         if kernel is not None and not needs_grad(input):
             kernel(input._data, *args)
             return input
-        return run_inplace(input, lambda: fn.apply(input, *args))
-    return fn.apply(input, *args)
+    return apply_op(fn, input, inplace, *args)
 
 
 # ---- piecewise-linear ----------------------------------------------------------------------
@@ -190,18 +190,6 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return _finish(input, _Threshold, inplace, threshold, value)
 
 
-class _MulNoise(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any, noise: Any) -> Any:
-        ctx.save_for_backward(noise)
-        return x * noise
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (noise,) = ctx.saved_tensors
-        return g * noise, None
-
-
 def _rrelu_noise(x: Any, lower: float, upper: float) -> Any:
     """Slopes drawn from U(lower, upper) where ``x <= 0``, 1 elsewhere, in ``x``'s dtype."""
     gen = _factories.default_generator
@@ -218,13 +206,11 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        _require_float(input, "leaky_relu_cpu")
+        check_float(input, "leaky_relu_cpu")
         return _finish(input, _LeakyRelu, inplace, (lower + upper) / 2)
-    _require_float(input, "rrelu_with_noise_out_cpu")
+    check_float(input, "rrelu_with_noise_out_cpu")
     noise = Tensor(_rrelu_noise(input._data, float(lower), float(upper)))
-    if inplace:
-        return run_inplace(input, lambda: _MulNoise.apply(input, noise))
-    return _MulNoise.apply(input, noise)
+    return apply_op(MulMask, input, inplace, noise)
 
 
 class _Prelu(Function):
@@ -297,13 +283,13 @@ class _Elu(Function):
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
-    _require_float(input, "elu_cpu")
+    check_float(input, "elu_cpu")
     return _finish(input, _Elu, inplace, float(alpha), 1.0, 1.0, 1.0, inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with SELU's fixed ``alpha`` and ``scale`` (self-normalising)."""
-    _require_float(input, "elu_cpu")
+    check_float(input, "elu_cpu")
     return _finish(input, _Elu, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, 1.0, inplace)
 
 
@@ -311,7 +297,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive ``x``, else ``alpha * (exp(x / alpha) - 1)``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    _require_float(input, "elu_cpu")
+    check_float(input, "elu_cpu")
     grad_scale = 1.0 / float(np.float32(alpha))
     return _finish(input, _Elu, inplace, float(alpha), 1.0, 1.0 / float(alpha), grad_scale, inplace)
 
@@ -349,7 +335,7 @@ class _GeluTanh(Function):
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``; ``approximate='tanh'`` uses the tanh formula."""
     if approximate in ("none", "tanh") and not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{scalar_name(input)}'")
+        raise kernel_dtype_error("GeluKernelImpl", input)
     if approximate == "none":
         return _Gelu.apply(input)
     if approximate == "tanh":

@@ -16,8 +16,8 @@ import numpy as np
 from mininn import _factories
 from mininn._dtype import get_default_dtype
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name, wrap_dim, xp_of
-from mininn.nn.functional.activation import _finish, _require_float, _softmax_dim, _stable_sigmoid, softmax
+from mininn.nn.functional._utils import check_float, scalar_name, wrap_dim, xp_of
+from mininn.nn.functional.activation import _finish, _softmax_dim, _stable_sigmoid, softmax
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -59,7 +59,7 @@ class _Hardswish(Function):
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
-    _require_float(input, "hardswish_cpu")
+    check_float(input, "hardswish_cpu")
     return _finish(input, _Hardswish, inplace)
 
 
@@ -79,7 +79,7 @@ class _Hardsigmoid(Function):
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``."""
-    _require_float(input, "hardsigmoid_cpu")
+    check_float(input, "hardsigmoid_cpu")
     return _finish(input, _Hardsigmoid, inplace)
 
 
@@ -102,7 +102,7 @@ class _Mish(Function):
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
-    _require_float(input, "mish_cpu")
+    check_float(input, "mish_cpu")
     return _finish(input, _Mish, inplace)
 
 
@@ -164,7 +164,7 @@ class _Shrink(Function):
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
-    _require_float(input, "hardshrink_cpu")
+    check_float(input, "hardshrink_cpu")
     return _Shrink.apply(input, float(lambd), False)
 
 
@@ -174,7 +174,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     Raises:
         RuntimeError: ``lambd`` negative or beyond the dtype's range (torch's message).
     """
-    _require_float(input, "softshrink_check")
+    check_float(input, "softshrink_check")
     top = float(np.finfo(input._data.dtype).max)
     if not 0 <= lambd <= top:
         raise RuntimeError(
@@ -210,7 +210,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     d = wrap_dim(dim, input.ndim)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
-    _require_float(input, "glu_cpu")
+    check_float(input, "glu_cpu")
     return _Glu.apply(input, d)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name, xp_of
+from mininn.nn.functional._utils import check_float, xp_of
 from mininn.nn.functional.pooling import ValuesAt, window_argmax
 from mininn.tensor import Tensor
 
@@ -153,8 +153,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "adaptive_avg_pool2d")
     return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
 
 
@@ -162,8 +161,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``(N, C, D, H, W)`` into an ``output_size`` grid; ``None`` keeps that input size."""
     _check_rank(input, 3, "adaptive_avg_pool3d")
     _check_not_empty(input, "adaptive_avg_pool3d")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"adaptive_avg_pool3d_cpu\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "adaptive_avg_pool3d_cpu")
     return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
 
 
@@ -179,8 +177,7 @@ def _bin_positions(size: int, out: int) -> Any:
 
 
 def _adaptive_max(input: Tensor, output_size: Any, nd: int, fn: str, return_indices: bool) -> Any:
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{fn}\" not implemented for '{scalar_name(input)}'")
+    check_float(input, fn)
     sizes = _adaptive_size(output_size, nd, tuple(input.shape[-nd:]), fn, check_negative=False)
     x, unbatched = _batched(input, nd)
     if any(s < 0 for s in sizes):

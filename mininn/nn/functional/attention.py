@@ -311,50 +311,33 @@ def scaled_dot_product_attention(
 def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
                      attn_mask: Tensor | None, num_heads: int) -> bool:
     """torch's ``_mha_shape_check``: whether the input is batched, with its messages."""
-    if query.ndim == 3:
-        if key.ndim != 3 or value.ndim != 3:
+    if query.ndim not in (2, 3):
+        raise AssertionError(
+            "query should be unbatched 2D or batched 3D tensor but received "
+            f"{query.ndim}-D query tensor"
+        )
+    batched = query.ndim == 3
+    which = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(
+            f"For {which} `query`, expected `key` and `value` to be {query.ndim}-D but found "
+            f"{key.ndim}-D and {value.ndim}-D tensors respectively"
+        )
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(
+            f"For {which} `query`, expected `key_padding_mask` to be `None` or {query.ndim - 1}-D but "
+            f"found {key_padding_mask.ndim}-D tensor instead"
+        )
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
             raise AssertionError(
-                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                f"{key.ndim}-D and {value.ndim}-D tensors respectively"
-            )
-        if key_padding_mask is not None and key_padding_mask.ndim != 2:
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
-                f"found {key_padding_mask.ndim}-D tensor instead"
-            )
-        if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"For {which} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
                 f"found {attn_mask.ndim}-D tensor instead"
             )
-        return True
-    if query.ndim == 2:
-        if key.ndim != 2 or value.ndim != 2:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                f"{key.ndim}-D and {value.ndim}-D tensors respectively"
-            )
-        if key_padding_mask is not None and key_padding_mask.ndim != 1:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
-                f"found {key_padding_mask.ndim}-D tensor instead"
-            )
-        if attn_mask is not None:
-            if attn_mask.ndim not in (2, 3):
-                raise AssertionError(
-                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
-                    f"but found {attn_mask.ndim}-D tensor instead"
-                )
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(
-                    f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape!r}"
-                )
-        return False
-    raise AssertionError(
-        "query should be unbatched 2D or batched 3D tensor but received "
-        f"{query.ndim}-D query tensor"
-    )
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if not batched and attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape!r}")
+    return batched
 
 
 def _project(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor | None,

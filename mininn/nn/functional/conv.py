@@ -35,7 +35,7 @@ from mininn.nn.functional._im2col import (
     taps,
     windows,
 )
-from mininn.nn.functional._utils import c_name, requires, scalar_name, xp_of
+from mininn.nn.functional._utils import c_name, per_dim, requires, scalar_name, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -289,11 +289,7 @@ class _ConvTranspose3d(_ConvTranspose):
 
 
 def _expand(name: str, value: Any, nd: int) -> Dims:
-    if isinstance(value, int):
-        return (value,) * nd
-    values = tuple(int(v) for v in value)
-    if len(values) == 1:
-        return values * nd
+    values = per_dim(value, nd)
     if len(values) != nd:
         raise RuntimeError(
             f"expected {name} to be a single integer value or a list of {nd} values to match the "
@@ -302,14 +298,22 @@ def _expand(name: str, value: Any, nd: int) -> Dims:
     return values
 
 
-def _check_input(input: Tensor, nd: int, name: str) -> bool:
-    """Validate the rank; return whether the input is unbatched."""
+def _as_batch(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
+    """Validate the rank; return the input with a batch dim and whether it lacked one."""
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
             f"of size: {list(input.shape)}"
         )
-    return input.ndim == nd + 1
+    unbatched = input.ndim == nd + 1
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def _unbatch(out: Tensor, nd: int, unbatched: bool) -> Tensor:
+    """Undo the height-1 image of a 1-D convolution and ``_as_batch``'s batch dim."""
+    if nd == 1:
+        out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
 
 
 def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
@@ -376,10 +380,7 @@ def _padding_pairs(padding: Any, stride: Dims, kernel: Dims, dilation: Dims) -> 
 
 def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
           groups: int, nd: int) -> Tensor:
-    name = f"conv{nd}d"
-    unbatched = _check_input(input, nd, name)
-    if unbatched:
-        input = input.unsqueeze(0)
+    input, unbatched = _as_batch(input, nd, f"conv{nd}d")
     stride_t = _expand("stride", stride, nd)
     dilation_t = _expand("dilation", dilation, nd)
     kernel = tuple(weight.shape[2:])
@@ -404,17 +405,12 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, paddi
     else:
         kernel_fn = _DepthwiseConv2d if depthwise else _Conv2d
     out = kernel_fn.apply(input, weight, bias, stride_t, tuple(pairs), dilation_t, groups, need)
-    if nd == 1:
-        out = out.squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    return _unbatch(out, nd, unbatched)
 
 
 def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
                     output_padding: Any, groups: int, dilation: Any, nd: int) -> Tensor:
-    name = f"conv_transpose{nd}d"
-    unbatched = _check_input(input, nd, name)
-    if unbatched:
-        input = input.unsqueeze(0)
+    input, unbatched = _as_batch(input, nd, f"conv_transpose{nd}d")
     stride_t = _expand("stride", stride, nd)
     padding_t = _expand("padding", padding, nd)
     dilation_t = _expand("dilation", dilation, nd)
@@ -431,9 +427,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     need = (requires(input), requires(weight), requires(bias))
     kernel_fn = _ConvTranspose3d if nd == 3 else _ConvTranspose2d
     out = kernel_fn.apply(input, weight, bias, stride_t, padding_t, out_pad_t, dilation_t, groups, need)
-    if nd == 1:
-        out = out.squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    return _unbatch(out, nd, unbatched)
 
 
 def _output_padding_message(op: Dims, stride: Dims, dilation: Dims) -> str:

@@ -16,25 +16,13 @@ from typing import Any
 
 from mininn import _factories
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import run_inplace, xp_of
+from mininn.nn.functional._utils import MulMask, apply_op, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 # SELU's negative saturation value, -scale * alpha: where alpha dropout sends dropped units
 _ALPHA = 1.7580993408473766
-
-
-class _Dropout(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any, mask: Any) -> Any:
-        ctx.save_for_backward(mask)
-        return x * mask
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (mask,) = ctx.saved_tensors
-        return g * mask, None
 
 
 def _scaled_mask(x: Any, p: float) -> Any:
@@ -68,9 +56,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         mask = xp_of(input._data).zeros(input.shape, dtype=input._data.dtype)
     else:
         mask = _scaled_mask(input._data, p)
-    if inplace:
-        return run_inplace(input, lambda: _Dropout.apply(input, Tensor(mask)))
-    return _Dropout.apply(input, Tensor(mask))
+    return _apply(input, inplace, mask)
 
 
 # ---- channel-wise and alpha dropout ----------------------------------------------------------
@@ -107,14 +93,9 @@ def _channel_shape(shape: tuple[int, ...], batched: bool) -> tuple[int, ...]:
 
 
 def _apply(input: Tensor, inplace: bool, mult: Any, add: Any = None) -> Tensor:
-    args = (input, Tensor(mult), None if add is None else Tensor(add))
     if add is None:
-        if inplace:
-            return run_inplace(input, lambda: _Dropout.apply(input, args[1]))
-        return _Dropout.apply(input, args[1])
-    if inplace:
-        return run_inplace(input, lambda: _Affine.apply(*args))
-    return _Affine.apply(*args)
+        return apply_op(MulMask, input, inplace, Tensor(mult))
+    return apply_op(_Affine, input, inplace, Tensor(mult), Tensor(add))
 
 
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool) -> Tensor:

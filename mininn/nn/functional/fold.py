@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import as_strided, scalar_name, xp_of
+from mininn.nn.functional._utils import as_strided, check_float, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["fold", "unfold"]
@@ -138,8 +138,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             f"Given input with spatial size {spatial}, {geo.describe()}, calculated shape of the array of "
             f"sliding blocks as {blocks}, but its components must be at least one."
         )
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"im2col_out_cpu\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "im2col_out_cpu")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     out = _Unfold.apply(x, geo, blocks)
@@ -173,8 +172,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
             f"dimension 2 to match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
             f"{blocks[0] * blocks[1]}, but got input.size(2)={length}."
         )
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"col2im_out_cpu\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "col2im_out_cpu")
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
     out = _Fold.apply(x, geo, spatial, blocks)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mininn._factories import rand
-from mininn.nn.functional._utils import ntuple, xp_of
+from mininn.nn.functional._utils import ntuple, per_dim, xp_of
 from mininn.nn.functional.pooling import ValuesAt, window_argmax
 from mininn.tensor import Tensor
 
@@ -49,11 +49,7 @@ def _starts(samples: Any, size: int, out: int, kernel: int) -> Any:
 
 
 def _size_arg(fn: str, name: str, value: Any, nd: int) -> Dims:
-    if isinstance(value, int):
-        return (value,) * nd
-    values = tuple(int(v) for v in value)
-    if len(values) == 1:
-        return values * nd
+    values = per_dim(value, nd)
     if len(values) != nd:
         raise RuntimeError(f"{fn}: {name} must either be a single Int or tuple of Ints")
     return values

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name, xp_of
+from mininn.nn.functional._utils import kernel_dtype_error, scalar_name, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -325,7 +325,7 @@ def _check_grid_sample(input: Tensor, grid: Tensor, mode: str) -> None:
         raise RuntimeError(f"expected scalar type {scalar_name(input)} but found {scalar_name(grid)}")
     if not input.dtype.is_floating_point:
         kernel = "grid_sampler_2d_cpu_kernel_impl" if rank == 2 else "grid_sampler3d_cpu"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
+        raise kernel_dtype_error(kernel, input)
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",

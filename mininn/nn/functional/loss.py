@@ -17,7 +17,7 @@ import numpy as np
 from mininn._dtype import get_default_dtype
 from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name
+from mininn.nn.functional._utils import check_float, kernel_dtype_error, scalar_name
 from mininn.nn.functional.activation import log_softmax
 from mininn.tensor import Tensor
 
@@ -112,7 +112,7 @@ def _float_operands(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
 def _check_float_kernel(name: str, input: Tensor, target: Tensor) -> None:
     """torch's error for a floating-point-only kernel given integer operands only."""
     if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(input)}'")
+        raise kernel_dtype_error(name, input)
 
 
 def _in_input_dtype(input: Tensor, target: Tensor, allow_int: bool = False) -> Tensor:
@@ -508,8 +508,7 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({_size(target)}) must be the same as input size ({_size(input)})"
         )
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "log_sigmoid_cpu")
     if not target.dtype.is_floating_point:
         raise RuntimeError(
             f"result type {scalar_name(input)} can't be cast to the desired output type {scalar_name(target)}"

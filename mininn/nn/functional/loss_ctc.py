@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name
+from mininn.nn.functional._utils import check_float
 from mininn.nn.functional.loss import _reduction
 from mininn.tensor import Tensor
 
@@ -203,8 +203,7 @@ def ctc_loss(
             gradients into zeros. Default: False.
     """
     reduction = _reduction(reduction)
-    if not log_probs.dtype.is_floating_point:
-        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{scalar_name(log_probs)}'")
+    check_float(log_probs, "ctc_loss_cpu")
     in_len = _lengths(input_lengths, "input_lengths")
     tgt_len = _lengths(target_lengths, "target_lengths")
     unbatched = log_probs.ndim == 2

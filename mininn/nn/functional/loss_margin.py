@@ -17,7 +17,7 @@ import numpy as np
 from mininn._functions._util import broadcast_error
 from mininn._functions.elementwise import where
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name
+from mininn.nn.functional._utils import check_float, scalar_name
 from mininn.nn.functional.activation import logsigmoid
 from mininn.nn.functional.distance import pairwise_distance
 from mininn.nn.functional.loss import _check_float_mean, _expand_grad, _in_input_dtype, _reduce, _reduction
@@ -345,8 +345,7 @@ def multilabel_soft_margin_loss(
     reduction = _reduction(reduction, size_average, reduce)
     if input.ndim == 0:
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "log_sigmoid_cpu")
     losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         losses = losses * weight

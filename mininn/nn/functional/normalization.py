@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import requires, scalar_name, wrap_dim, xp_of
+from mininn.nn.functional._utils import check_float, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -156,8 +156,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                     ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {n * c} elements not {t.numel() * n}")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"batch_norm\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "batch_norm")
     if any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
         if input.dtype.name == "float32":
             raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
@@ -257,8 +256,7 @@ def _affine_reduce_axes(shape: tuple[int, ...], affine_shape: tuple[int, ...]) -
 
 
 def _check_dtypes(input: Tensor, weight: Tensor | None, bias: Tensor | None, kernel: str) -> None:
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
+    check_float(input, kernel)
     if any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
         raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of {scalar_name(input)}")
 
@@ -368,8 +366,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     ``eps`` (added to the mean square) defaults to the machine epsilon of ``input``'s dtype.
     """
     norm = _normalized_shape("rms_norm", input, normalized_shape, weight, None)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"rms_norm\" not implemented for '{scalar_name(input)}'")
+    check_float(input, "rms_norm")
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     rows = int(np.prod(input.shape[: input.ndim - len(norm)]))

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import scalar_name, xp_of
+from mininn.nn.functional._utils import kernel_dtype_error, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
@@ -55,6 +55,29 @@ _CUBIC_A = -0.75
 # ---- arguments --------------------------------------------------------------------------------
 
 
+# torch's messages for a size or scale_factor sequence whose length is not the number of spatial dims
+_SIZE_RANK_MESSAGE = (
+    "Input and output must have the same number of spatial dimensions, but got input with spatial "
+    "dimensions of {spatial} and output size of {value}. Please provide input tensor in (N, C, d1, d2, "
+    "...,dK) format and output size in (o1, o2, ...,oK) format."
+)
+_SCALE_RANK_MESSAGE = (
+    "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial "
+    "dimensions of {spatial} and scale_factor of shape {value}. Please provide input tensor in (N, C, d1, "
+    "d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+)
+
+
+def _per_axis(value: Any, rank: int, spatial: list[int], message: str) -> tuple[Any, ...]:
+    """``value`` for each of the ``rank`` spatial axes: a list or tuple of that length, or one value
+    repeated."""
+    if not isinstance(value, (list, tuple)):
+        return (value,) * rank
+    if len(value) != rank:
+        raise ValueError(message.format(spatial=spatial, value=value))
+    return tuple(value)
+
+
 def _output_geometry(input: Tensor, rank: int, size: Any, scale_factor: Any, recompute: bool | None,
                      mode: str) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
     """Output spatial size and the per-axis scale factors the kernels see (None: use in / out)."""
@@ -62,16 +85,7 @@ def _output_geometry(input: Tensor, rank: int, size: Any, scale_factor: Any, rec
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != rank:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got input with "
-                    f"spatial dimensions of {spatial} and output size of {size}. Please provide input tensor "
-                    "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
-                )
-            sizes = tuple(size)
-        else:
-            sizes = (size,) * rank
+        sizes = _per_axis(size, rank, spatial, _SIZE_RANK_MESSAGE)
         if not all(isinstance(s, (int, np.integer)) for s in sizes):
             raise TypeError(
                 "expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
@@ -82,16 +96,7 @@ def _output_geometry(input: Tensor, rank: int, size: Any, scale_factor: Any, rec
         return tuple(int(s) for s in sizes), (None,) * rank
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
-    if isinstance(scale_factor, (list, tuple)):
-        if len(scale_factor) != rank:
-            raise ValueError(
-                "Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                f"spatial dimensions of {spatial} and scale_factor of shape {scale_factor}. Please provide "
-                "input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
-            )
-        factors = tuple(float(f) for f in scale_factor)
-    else:
-        factors = (float(scale_factor),) * rank
+    factors = tuple(float(f) for f in _per_axis(scale_factor, rank, spatial, _SCALE_RANK_MESSAGE))
     sizes = tuple(math.floor(float(n) * f) for n, f in zip(spatial, factors))
     if recompute or mode == "area":
         return sizes, (None,) * rank
@@ -150,7 +155,7 @@ def _check_dtype(input: Tensor, mode: str, rank: int, antialias: bool) -> None:
     kernel = _KERNEL_NAMES.get((base, rank), "compute_indices_weights_nearest")
     if antialias:
         kernel = "compute_index_ranges_weights"
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input)}'")
+    raise kernel_dtype_error(kernel, input)
 
 
 # ---- per-axis maps ------------------------------------------------------------------------------

@@ -1,338 +1,82 @@
-"""Layers and containers; ``Module`` is the base class of all of them."""
+"""Layers and containers; ``Module`` is the base class of all of them.
 
-from mininn.nn.modules.activation import (
-    CELU,
-    ELU,
-    GELU,
-    GLU,
-    SELU,
-    Hardshrink,
-    Hardsigmoid,
-    Hardswish,
-    Hardtanh,
-    LeakyReLU,
-    LogSigmoid,
-    LogSoftmax,
-    Mish,
-    PReLU,
-    ReLU,
-    ReLU6,
-    RReLU,
-    Sigmoid,
-    SiLU,
-    Softmax,
-    Softmax2d,
-    Softmin,
-    Softplus,
-    Softshrink,
-    Softsign,
-    Tanh,
-    Tanhshrink,
-    Threshold,
-)
-from mininn.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
-from mininn.nn.modules.attention import MultiheadAttention
-from mininn.nn.modules.channelshuffle import ChannelShuffle
-from mininn.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from mininn.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-from mininn.nn.modules.distance import CosineSimilarity, PairwiseDistance
-from mininn.nn.modules.dropout import (
-    AlphaDropout,
-    Dropout,
-    Dropout1d,
-    Dropout2d,
-    Dropout3d,
-    FeatureAlphaDropout,
-)
-from mininn.nn.modules.flatten import Flatten, Unflatten
-from mininn.nn.modules.fold import Fold, Unfold
-from mininn.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from mininn.nn.modules.lazy import (
-    LazyBatchNorm1d,
-    LazyBatchNorm2d,
-    LazyBatchNorm3d,
-    LazyConv1d,
-    LazyConv2d,
-    LazyConv3d,
-    LazyConvTranspose1d,
-    LazyConvTranspose2d,
-    LazyConvTranspose3d,
-    LazyInstanceNorm1d,
-    LazyInstanceNorm2d,
-    LazyInstanceNorm3d,
-    LazyLinear,
-)
-from mininn.nn.modules.linear import Bilinear, Identity, Linear
-from mininn.nn.modules.loss import (
-    BCELoss,
-    BCEWithLogitsLoss,
-    CrossEntropyLoss,
-    CTCLoss,
-    GaussianNLLLoss,
-    HuberLoss,
-    KLDivLoss,
-    L1Loss,
-    LinearCrossEntropyLoss,
-    LinearCrossEntropyOptions,
-    MSELoss,
-    NLLLoss,
-    NLLLoss2d,
-    PoissonNLLLoss,
-    SmoothL1Loss,
-)
-from mininn.nn.modules.loss_margin import (
-    CosineEmbeddingLoss,
-    HingeEmbeddingLoss,
-    MarginRankingLoss,
-    MultiLabelMarginLoss,
-    MultiLabelSoftMarginLoss,
-    MultiMarginLoss,
-    SoftMarginLoss,
-    TripletMarginLoss,
-    TripletMarginWithDistanceLoss,
-)
-from mininn.nn.modules.module import (
-    Module,
-    register_module_backward_hook,
-    register_module_buffer_registration_hook,
-    register_module_forward_hook,
-    register_module_forward_pre_hook,
-    register_module_full_backward_hook,
-    register_module_full_backward_pre_hook,
-    register_module_module_registration_hook,
-    register_module_parameter_registration_hook,
-)
-from mininn.nn.modules.normalization import (
-    BatchNorm1d,
-    BatchNorm2d,
-    BatchNorm3d,
-    CrossMapLRN2d,
-    GroupNorm,
-    LayerNorm,
-    LocalResponseNorm,
-    RMSNorm,
-    SyncBatchNorm,
-)
-from mininn.nn.modules.padding import (
-    CircularPad1d,
-    CircularPad2d,
-    CircularPad3d,
-    ConstantPad1d,
-    ConstantPad2d,
-    ConstantPad3d,
-    ReflectionPad1d,
-    ReflectionPad2d,
-    ReflectionPad3d,
-    ReplicationPad1d,
-    ReplicationPad2d,
-    ReplicationPad3d,
-    ZeroPad1d,
-    ZeroPad2d,
-    ZeroPad3d,
-)
-from mininn.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
-from mininn.nn.modules.pooling import (
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveAvgPool3d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AdaptiveMaxPool3d,
-    AvgPool1d,
-    AvgPool2d,
-    AvgPool3d,
-    FractionalMaxPool2d,
-    FractionalMaxPool3d,
-    LPPool1d,
-    LPPool2d,
-    LPPool3d,
-    MaxPool1d,
-    MaxPool2d,
-    MaxPool3d,
-    MaxUnpool1d,
-    MaxUnpool2d,
-    MaxUnpool3d,
-)
-from mininn.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from mininn.nn.modules.sparse import Embedding, EmbeddingBag
-from mininn.nn.modules.transformer import (
-    Transformer,
-    TransformerDecoder,
-    TransformerDecoderLayer,
-    TransformerEncoder,
-    TransformerEncoderLayer,
-)
-from mininn.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+Each file's ``__all__`` is the one list of what it exports; this package
+re-exports the union of them, as ``torch.nn.modules`` does.
+"""
 
-__all__ = [
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "AdaptiveMaxPool3d",
-    "AlphaDropout",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AvgPool3d",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "Bilinear",
-    "CELU",
-    "Conv1d",
-    "Conv2d",
-    "Conv3d",
-    "ConvTranspose1d",
-    "ConvTranspose2d",
-    "ConvTranspose3d",
-    "CosineSimilarity",
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "Dropout3d",
-    "ELU",
-    "Embedding",
-    "EmbeddingBag",
-    "FeatureAlphaDropout",
-    "Flatten",
-    "GELU",
-    "GLU",
-    "GroupNorm",
-    "Hardshrink",
-    "Hardsigmoid",
-    "Hardswish",
-    "Hardtanh",
-    "Identity",
-    "LayerNorm",
-    "BatchNorm3d",
-    "CrossMapLRN2d",
-    "LocalResponseNorm",
-    "PairwiseDistance",
-    "RMSNorm",
-    "SyncBatchNorm",
-    "InstanceNorm1d",
-    "InstanceNorm2d",
-    "InstanceNorm3d",
-    "LazyBatchNorm1d",
-    "LazyBatchNorm2d",
-    "LazyBatchNorm3d",
-    "LazyConv1d",
-    "LazyConv2d",
-    "LazyConv3d",
-    "LazyConvTranspose1d",
-    "LazyConvTranspose2d",
-    "LazyConvTranspose3d",
-    "LazyInstanceNorm1d",
-    "LazyInstanceNorm2d",
-    "LazyInstanceNorm3d",
-    "LazyLinear",
-    "CircularPad1d",
-    "CircularPad2d",
-    "CircularPad3d",
-    "ConstantPad1d",
-    "ConstantPad2d",
-    "ConstantPad3d",
-    "ReflectionPad1d",
-    "ReflectionPad2d",
-    "ReflectionPad3d",
-    "ReplicationPad1d",
-    "ReplicationPad2d",
-    "ReplicationPad3d",
-    "ZeroPad1d",
-    "ZeroPad2d",
-    "ZeroPad3d",
-    "LeakyReLU",
-    "Linear",
-    "LogSigmoid",
-    "LogSoftmax",
-    "MaxPool1d",
-    "MaxPool2d",
-    "MaxPool3d",
-    "MaxUnpool1d",
-    "MaxUnpool2d",
-    "MaxUnpool3d",
-    "LPPool1d",
-    "LPPool2d",
-    "LPPool3d",
-    "FractionalMaxPool2d",
-    "FractionalMaxPool3d",
-    "Mish",
-    "PReLU",
-    "RReLU",
-    "ReLU",
-    "ReLU6",
-    "SELU",
-    "SiLU",
-    "Sigmoid",
-    "Softmax",
-    "Softmax2d",
-    "Softmin",
-    "Softplus",
-    "Softshrink",
-    "Softsign",
-    "Tanh",
-    "Tanhshrink",
-    "Threshold",
-    "Unflatten",
-    "BCELoss",
-    "BCEWithLogitsLoss",
-    "AdaptiveLogSoftmaxWithLoss",
-    "CTCLoss",
-    "CosineEmbeddingLoss",
-    "GaussianNLLLoss",
-    "HingeEmbeddingLoss",
-    "HuberLoss",
-    "KLDivLoss",
-    "LinearCrossEntropyLoss",
-    "LinearCrossEntropyOptions",
-    "MarginRankingLoss",
-    "MultiLabelMarginLoss",
-    "MultiLabelSoftMarginLoss",
-    "MultiMarginLoss",
-    "NLLLoss2d",
-    "PoissonNLLLoss",
-    "SmoothL1Loss",
-    "SoftMarginLoss",
-    "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss",
-    "CrossEntropyLoss",
-    "L1Loss",
-    "MSELoss",
-    "Module",
-    "ModuleDict",
-    "ModuleList",
-    "NLLLoss",
-    "ParameterDict",
-    "ParameterList",
-    "Sequential",
-    "register_module_backward_hook",
-    "register_module_buffer_registration_hook",
-    "register_module_forward_hook",
-    "register_module_forward_pre_hook",
-    "register_module_full_backward_hook",
-    "register_module_full_backward_pre_hook",
-    "register_module_module_registration_hook",
-    "register_module_parameter_registration_hook",
-    "MultiheadAttention",
-    "Transformer",
-    "TransformerDecoder",
-    "TransformerDecoderLayer",
-    "TransformerEncoder",
-    "TransformerEncoderLayer",
-    "GRU",
-    "GRUCell",
-    "LSTM",
-    "LSTMCell",
-    "RNN",
-    "RNNBase",
-    "RNNCell",
-    "RNNCellBase",
-    "ChannelShuffle",
-    "Fold",
-    "PixelShuffle",
-    "PixelUnshuffle",
-    "Unfold",
-    "Upsample",
-    "UpsamplingBilinear2d",
-    "UpsamplingNearest2d",
-]
+from mininn.nn.modules import (
+    activation,
+    adaptive,
+    attention,
+    channelshuffle,
+    container,
+    conv,
+    distance,
+    dropout,
+    flatten,
+    fold,
+    instancenorm,
+    lazy,
+    linear,
+    loss,
+    loss_margin,
+    module,
+    normalization,
+    padding,
+    pixelshuffle,
+    pooling,
+    rnn,
+    sparse,
+    transformer,
+    upsampling,
+)
+from mininn.nn.modules.activation import *  # noqa: F403
+from mininn.nn.modules.adaptive import *  # noqa: F403
+from mininn.nn.modules.attention import *  # noqa: F403
+from mininn.nn.modules.channelshuffle import *  # noqa: F403
+from mininn.nn.modules.container import *  # noqa: F403
+from mininn.nn.modules.conv import *  # noqa: F403
+from mininn.nn.modules.distance import *  # noqa: F403
+from mininn.nn.modules.dropout import *  # noqa: F403
+from mininn.nn.modules.flatten import *  # noqa: F403
+from mininn.nn.modules.fold import *  # noqa: F403
+from mininn.nn.modules.instancenorm import *  # noqa: F403
+from mininn.nn.modules.lazy import *  # noqa: F403
+from mininn.nn.modules.linear import *  # noqa: F403
+from mininn.nn.modules.loss import *  # noqa: F403
+from mininn.nn.modules.loss_margin import *  # noqa: F403
+from mininn.nn.modules.module import *  # noqa: F403
+from mininn.nn.modules.normalization import *  # noqa: F403
+from mininn.nn.modules.padding import *  # noqa: F403
+from mininn.nn.modules.pixelshuffle import *  # noqa: F403
+from mininn.nn.modules.pooling import *  # noqa: F403
+from mininn.nn.modules.rnn import *  # noqa: F403
+from mininn.nn.modules.sparse import *  # noqa: F403
+from mininn.nn.modules.transformer import *  # noqa: F403
+from mininn.nn.modules.upsampling import *  # noqa: F403
+
+__all__: list[str] = []
+__all__ += module.__all__
+__all__ += activation.__all__
+__all__ += adaptive.__all__
+__all__ += attention.__all__
+__all__ += channelshuffle.__all__
+__all__ += container.__all__
+__all__ += conv.__all__
+__all__ += distance.__all__
+__all__ += dropout.__all__
+__all__ += flatten.__all__
+__all__ += fold.__all__
+__all__ += instancenorm.__all__
+__all__ += lazy.__all__
+__all__ += linear.__all__
+__all__ += loss.__all__
+__all__ += loss_margin.__all__
+__all__ += normalization.__all__
+__all__ += padding.__all__
+__all__ += pixelshuffle.__all__
+__all__ += pooling.__all__
+__all__ += rnn.__all__
+__all__ += sparse.__all__
+__all__ += transformer.__all__
+__all__ += upsampling.__all__

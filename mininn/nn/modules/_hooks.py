@@ -272,22 +272,17 @@ def _run_forward_hooks(module: Module, state: dict[str, Any], called_always: set
 def _run_always_called_hooks(module: Module, state: dict[str, Any], called_always: set[int]) -> None:
     """After an error: the ``always_call`` hooks that have not run yet; their errors become warnings."""
     args, kwargs = state["args"], state["kwargs"]
-    for hook_id, hook in tuple(_global_forward_hooks.items()):
-        if hook_id in _global_forward_hooks_always_called and hook_id not in called_always:
+    scopes = (
+        ("global module", _global_forward_hooks, _global_forward_hooks_always_called, {}),
+        ("module", module._forward_hooks, module._forward_hooks_always_called,
+         module._forward_hooks_with_kwargs),
+    )
+    for scope, hooks, always_called, with_kwargs in scopes:
+        for hook_id, hook in tuple(hooks.items()):
+            if hook_id not in always_called or hook_id in called_always:
+                continue
             try:
-                out = hook(module, args, state["result"])
-                if out is not None:
-                    state["result"] = out
-            except Exception as e:
-                warnings.warn(
-                    "global module forward hook with ``always_call=True`` raised an exception that "
-                    f"was silenced as another error was raised in forward: {e}",
-                    stacklevel=4,
-                )
-    for hook_id, hook in tuple(module._forward_hooks.items()):
-        if hook_id in module._forward_hooks_always_called and hook_id not in called_always:
-            try:
-                if hook_id in module._forward_hooks_with_kwargs:
+                if hook_id in with_kwargs:
                     out = hook(module, args, kwargs, state["result"])
                 else:
                     out = hook(module, args, state["result"])
@@ -295,7 +290,7 @@ def _run_always_called_hooks(module: Module, state: dict[str, Any], called_alway
                     state["result"] = out
             except Exception as e:
                 warnings.warn(
-                    "module forward hook with ``always_call=True`` raised an exception that was "
+                    f"{scope} forward hook with ``always_call=True`` raised an exception that was "
                     f"silenced as another error was raised in forward: {e}",
                     stacklevel=4,
                 )
@@ -352,28 +347,33 @@ def _warn_non_full(what: str, missing: str) -> None:
     )
 
 
+def _as_tensor_tuple(value: Any) -> tuple[Tensor, ...] | None:
+    """A Tensor as a 1-tuple, a tuple of Tensors as it is, anything else None."""
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value):
+        return value
+    return None
+
+
 def _maybe_warn_non_full_backward_hook(inputs: Any, result: Any, grad_fn: Node) -> None:
     """torch's warnings for the cases where a non-full hook misses gradients."""
-    if not isinstance(result, Tensor):
-        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            _warn_non_full(
-                "non-full backward hooks on a Module that does not return a single Tensor or a tuple "
-                "of Tensors",
-                "grad_output",
-            )
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, Tensor):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            _warn_non_full(
-                "non-full backward hooks on a Module that does not take as input a single Tensor or a "
-                "tuple of Tensors",
-                "grad_input",
-            )
-            return
-    else:
-        inputs = (inputs,)
+    result = _as_tensor_tuple(result)
+    if result is None:
+        _warn_non_full(
+            "non-full backward hooks on a Module that does not return a single Tensor or a tuple "
+            "of Tensors",
+            "grad_output",
+        )
+        return
+    inputs = _as_tensor_tuple(inputs)
+    if inputs is None:
+        _warn_non_full(
+            "non-full backward hooks on a Module that does not take as input a single Tensor or a "
+            "tuple of Tensors",
+            "grad_input",
+        )
+        return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
         warnings.warn(

@@ -217,11 +217,25 @@ def save_into(
     return destination
 
 
+# ---- Module.get_extra_state, Module.set_extra_state ----------------------------------------
+# Module's own methods, defined here so that saving and loading can tell an override from them.
+
+
+def get_extra_state(self: Module) -> Any:
+    """Override to save extra (picklable) state under ``<prefix>_extra_state``."""
+    raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+
+def set_extra_state(self: Module, state: Any) -> None:
+    """Override to restore what :meth:`get_extra_state` returned."""
+    raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+
 # ---- Module._load_from_state_dict ----------------------------------------------------------
 
 
-def load_own_entries(
-    module: Module,
+def load_from_state_dict(
+    self: Module,
     state_dict: dict[str, Any],
     prefix: str,
     local_metadata: dict[str, Any],
@@ -230,32 +244,39 @@ def load_own_entries(
     unexpected_keys: list[str],
     error_msgs: list[str],
 ) -> None:
-    """torch's ``Module._load_from_state_dict``, staging its copies."""
-    for hook in tuple(module._load_state_dict_pre_hooks.values()):
+    """Load this module's own entries (not its children's); override to migrate by version.
+
+    Runs the load pre-hooks, then checks each parameter and persistent buffer
+    against ``state_dict[prefix + name]``, appending to ``missing_keys``,
+    ``unexpected_keys`` and ``error_msgs`` as torch does. Inside
+    :meth:`load_state_dict` the copies are staged and applied only if the
+    whole load succeeds; called directly, it copies at once.
+    """
+    for hook in tuple(self._load_state_dict_pre_hooks.values()):
         hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
     persistent_buffers = {
-        k: v for k, v in module._buffers.items() if k not in module._non_persistent_buffers_set
+        k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
     }
     local_state = {
         k: v
-        for k, v in itertools.chain(module._parameters.items(), persistent_buffers.items())
+        for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
         if v is not None
     }
     assign = local_metadata.get("assign_to_params_buffers", False)
     for name, param in local_state.items():
         key = prefix + name
         if key in state_dict:
-            _stage_one(module, key, name, param, state_dict[key], assign, error_msgs)
+            _stage_one(self, key, name, param, state_dict[key], assign, error_msgs)
         elif strict:
             missing_keys.append(key)
-    _load_extra_state(module, state_dict, prefix, strict, missing_keys, unexpected_keys)
+    _load_extra_state(self, state_dict, prefix, strict, missing_keys, unexpected_keys)
     if strict:
         extra_state_key = prefix + EXTRA_STATE_KEY_SUFFIX
         for key in state_dict:
             if key.startswith(prefix) and key != extra_state_key:
                 input_name = key[len(prefix) :].split(".", 1)
                 if len(input_name) > 1:
-                    if input_name[0] not in module._modules:
+                    if input_name[0] not in self._modules:
                         unexpected_keys.append(key)
                 elif input_name[0] not in local_state:
                     unexpected_keys.append(key)
@@ -314,10 +335,8 @@ def _load_extra_state(
     missing_keys: list[str],
     unexpected_keys: list[str],
 ) -> None:
-    from mininn.nn.modules.module import Module
-
     extra_state_key = prefix + EXTRA_STATE_KEY_SUFFIX
-    if type(module).set_extra_state is not Module.set_extra_state:
+    if type(module).set_extra_state is not set_extra_state:
         if extra_state_key in state_dict:
             # Opaque user code that may even add submodules (as in torch, later keys can
             # depend on it), so it runs now rather than staged: extra state is the one

@@ -1,15 +1,31 @@
-"""Small helpers of the module system: torch's type names, repr indentation and
-``Module.to``'s argument parsing."""
+"""Small helpers of the module system: torch's type names, repr indentation,
+``Module.to``'s argument parsing, and the ``weight``/``bias`` pair that layers
+create and initialise alike."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 from mininn import _dtype
 from mininn._backend import as_device, device
+from mininn._factories import empty
+from mininn.nn import init
+from mininn.nn.parameter import Parameter
 from mininn.tensor import Tensor
 
-__all__ = ["typename", "addindent", "parse_to", "remove_from"]
+if TYPE_CHECKING:
+    from mininn.nn.modules.module import Module
+
+__all__ = [
+    "typename",
+    "addindent",
+    "parse_to",
+    "remove_from",
+    "register_weight_and_bias",
+    "reset_kaiming_uniform",
+    "changed_settings",
+]
 
 _LEGACY_TYPE_NAMES = {
     "float32": "FloatTensor",
@@ -130,3 +146,37 @@ def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if isinstance(dev, int):
         dev = f"cuda:{dev}"
     return (None if dev is None else as_device(dev)), dt
+
+
+def register_weight_and_bias(
+    module: Module, weight_shape: Any, bias_shape: Any, bias: bool, device: Any, dtype: Any
+) -> None:
+    """Uninitialised ``weight`` and (with ``bias``) ``bias`` Parameters, else a ``None`` bias slot."""
+    module.weight = Parameter(empty(weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(empty(bias_shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def reset_kaiming_uniform(weight: Parameter, bias: Parameter | None) -> None:
+    """torch's initialisation of ``Linear`` and ``ConvNd``: ``weight`` from
+    ``kaiming_uniform_(a=sqrt(5))``, ``bias`` from U(+-1/sqrt(fan_in))."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
+def changed_settings(module: Module, **defaults: Any) -> str:
+    """``", name=value"`` for each of ``module``'s settings that is not its default, in order.
+
+    Bool defaults are compared with ``is not``, others with ``!=``, as torch's reprs do.
+    """
+    s = ""
+    for name, default in defaults.items():
+        value = getattr(module, name)
+        if (value is not default) if isinstance(default, bool) else (value != default):
+            s += f", {name}={value}"
+    return s

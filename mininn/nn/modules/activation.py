@@ -49,18 +49,61 @@ def _inplace_suffix(inplace: bool) -> str:
     return ", inplace=True" if inplace else ""
 
 
-class ReLU(Module):
-    """``max(x, 0)``. ``inplace=True`` overwrites the input when autograd records nothing."""
+class _InplaceActivation(Module):
+    """An activation whose one setting is ``inplace``."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input, inplace=self.inplace)
-
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class _AlphaActivation(Module):
+    """An activation with a scale ``alpha`` and ``inplace``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
+
+
+class _SoftmaxAlongDim(Module):
+    """A softmax along ``dim`` (``None``: torch's legacy choice, with a warning)."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class _Shrink(Module):
+    """A shrinkage towards 0 by ``lambd``."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class ReLU(_InplaceActivation):
+    """``max(x, 0)``. ``inplace=True`` overwrites the input when autograd records nothing."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
 
 
 class Hardtanh(Module):
@@ -136,19 +179,11 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class ELU(Module):
+class ELU(_AlphaActivation):
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
 
 
 class GELU(Module):
@@ -165,18 +200,11 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """``x * sigmoid(x)`` (swish)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -215,26 +243,14 @@ class LogSigmoid(Module):
         return F.logsigmoid(input)
 
 
-class Softmax(Module):
+class Softmax(_SoftmaxAlongDim):
     """Softmax along ``dim`` (``None``: torch's legacy choice, with a warning)."""
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Softmax):
+class LogSoftmax(_SoftmaxAlongDim):
     """Log-softmax along ``dim``."""
 
     def forward(self, input: Tensor) -> Tensor:
@@ -274,69 +290,45 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
 
 
-class SELU(Module):
+class SELU(_InplaceActivation):
     """``scale * elu(x, alpha)`` with ``alpha ~ 1.6733`` and ``scale ~ 1.0507`` (self-normalising)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.selu(input, self.inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
-
-class CELU(Module):
+class CELU(_AlphaActivation):
     """``x`` for positive ``x``, else ``alpha * (exp(x / alpha) - 1)``."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
 
-
-class Hardswish(Module):
-    """``x * relu6(x + 3) / 6``. (torch's repr does not show ``inplace``.)"""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+class Hardswish(_InplaceActivation):
+    """``x * relu6(x + 3) / 6``."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardswish(input, self.inplace)
 
+    def extra_repr(self) -> str:
+        return ""  # torch's repr does not show inplace
 
-class Hardsigmoid(Module):
-    """``relu6(x + 3) / 6``. (torch's repr does not show ``inplace``.)"""
 
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+class Hardsigmoid(_InplaceActivation):
+    """``relu6(x + 3) / 6``."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardsigmoid(input, self.inplace)
 
+    def extra_repr(self) -> str:
+        return ""  # torch's repr does not show inplace
 
-class Mish(Module):
+
+class Mish(_InplaceActivation):
     """``x * tanh(softplus(x))``."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input, self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Softsign(Module):
@@ -353,32 +345,18 @@ class Tanhshrink(Module):
         return F.tanhshrink(input)
 
 
-class Hardshrink(Module):
+class Hardshrink(_Shrink):
     """``x`` where ``|x| > lambd``, else 0."""
-
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
-    def extra_repr(self) -> str:
-        return f"{self.lambd}"
 
-
-class Softshrink(Module):
+class Softshrink(_Shrink):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
-
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softshrink(input, self.lambd)
-
-    def extra_repr(self) -> str:
-        return str(self.lambd)
 
 
 class GLU(Module):
@@ -395,23 +373,11 @@ class GLU(Module):
         return f"dim={self.dim}"
 
 
-class Softmin(Module):
+class Softmin(_SoftmaxAlongDim):
     """``softmax(-x)`` along ``dim`` (``None``: torch's legacy choice, with a warning)."""
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class Softmax2d(Module):

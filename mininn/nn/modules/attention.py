@@ -12,7 +12,7 @@ from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
 from mininn.tensor import Tensor
 
-__all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
+__all__ = ["MultiheadAttention"]
 
 
 class NonDynamicallyQuantizableLinear(Linear):

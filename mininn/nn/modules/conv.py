@@ -4,21 +4,17 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from mininn._factories import empty
 from mininn.nn import functional as F
-from mininn.nn import init
-from mininn.nn.functional._utils import ntuple, pair, single
+from mininn.nn.functional._utils import ntuple
+from mininn.nn.modules._utils import register_weight_and_bias, reset_kaiming_uniform
 from mininn.nn.modules.module import Module
-from mininn.nn.parameter import Parameter
 from mininn.tensor import Size, Tensor
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-_triple = ntuple(3, "_triple")
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _CONV_TRANSPOSE = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 
@@ -65,20 +61,12 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, shape, out_channels, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """``weight`` from ``kaiming_uniform_(a=sqrt(5))``; ``bias`` from U(+-1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_kaiming_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -123,9 +111,17 @@ def _check_args(in_channels: int, out_channels: int, stride: tuple[int, ...], pa
 
 
 class _Conv(_ConvNd):
-    """A forward convolution of ``nd`` spatial dims (``padding_mode`` handled by ``F.pad``)."""
+    """A forward convolution of ``_nd`` spatial dims (``padding_mode`` handled by ``F.pad``)."""
 
     _nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        as_nd = ntuple(self._nd)
+        super().__init__(in_channels, out_channels, as_nd(kernel_size), as_nd(stride),
+                         padding if isinstance(padding, str) else as_nd(padding), as_nd(dilation),
+                         False, as_nd(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         conv = _CONV[self._nd]
@@ -155,24 +151,9 @@ class Conv1d(_Conv):
 
     _nd = 1
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, single(kernel_size), single(stride),
-                         padding if isinstance(padding, str) else single(padding), single(dilation),
-                         False, single(0), groups, bias, padding_mode, device, dtype)
-
 
 class Conv2d(_Conv):
-    """2-D convolution over ``(N, C_in, H, W)``.
-
-    Args:
-        in_channels, out_channels: channel counts (each divisible by ``groups``).
-        kernel_size, stride, dilation: ints or pairs.
-        padding: an int, a pair, ``'valid'`` or ``'same'`` (stride 1 only).
-        groups: split channels into this many independent convolutions.
-        bias: learn a bias per output channel. Default ``True``.
-        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+    """2-D convolution over ``(N, C_in, H, W)``; the arguments of ``Conv1d``, with pairs for tuples.
 
     Attributes:
         weight: ``(out_channels, in_channels // groups, kh, kw)`` from ``kaiming_uniform_(a=sqrt(5))``;
@@ -181,24 +162,9 @@ class Conv2d(_Conv):
 
     _nd = 2
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, pair(kernel_size), pair(stride),
-                         padding if isinstance(padding, str) else pair(padding), pair(dilation),
-                         False, pair(0), groups, bias, padding_mode, device, dtype)
-
 
 class Conv3d(_Conv):
-    """3-D convolution over ``(N, C_in, D, H, W)``.
-
-    Args:
-        in_channels, out_channels: channel counts (each divisible by ``groups``).
-        kernel_size, stride, dilation: ints or triples.
-        padding: an int, a triple, ``'valid'`` or ``'same'`` (stride 1 only).
-        groups: split channels into this many independent convolutions.
-        bias: learn a bias per output channel. Default ``True``.
-        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+    """3-D convolution over ``(N, C_in, D, H, W)``; the arguments of ``Conv1d``, with triples for tuples.
 
     Attributes:
         weight: ``(out_channels, in_channels // groups, kd, kh, kw)`` from ``kaiming_uniform_(a=sqrt(5))``;
@@ -207,23 +173,22 @@ class Conv3d(_Conv):
 
     _nd = 3
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
-                         padding if isinstance(padding, str) else _triple(padding), _triple(dilation),
-                         False, _triple(0), groups, bias, padding_mode, device, dtype)
-
 
 class _ConvTranspose(_ConvNd):
     """A transposed convolution; ``forward(input, output_size=None)`` may pick the output size."""
 
     _nd = 2
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if args[10] != "zeros":
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(*args, **kwargs)
+        as_nd = ntuple(self._nd)
+        super().__init__(in_channels, out_channels, as_nd(kernel_size), as_nd(stride), as_nd(padding),
+                         as_nd(dilation), True, as_nd(output_padding), groups, bias, padding_mode,
+                         device, dtype)
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
         """The ``output_padding`` that yields ``output_size`` (spatial, or with batch/channel dims)."""
@@ -270,14 +235,6 @@ class ConvTranspose1d(_ConvTranspose):
 
     _nd = 1
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, single(kernel_size), single(stride), single(padding),
-                         single(dilation), True, single(output_padding), groups, bias, padding_mode,
-                         device, dtype)
-
 
 class ConvTranspose2d(_ConvTranspose):
     """2-D transposed convolution (the gradient of ``Conv2d``) over ``(N, C_in, H, W)``.
@@ -289,14 +246,6 @@ class ConvTranspose2d(_ConvTranspose):
     """
 
     _nd = 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, pair(kernel_size), pair(stride), pair(padding),
-                         pair(dilation), True, pair(output_padding), groups, bias, padding_mode,
-                         device, dtype)
 
 
 class ConvTranspose3d(_ConvTranspose):
@@ -310,11 +259,3 @@ class ConvTranspose3d(_ConvTranspose):
     """
 
     _nd = 3
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
-                         _triple(dilation), True, _triple(output_padding), groups, bias, padding_mode,
-                         device, dtype)

@@ -50,7 +50,6 @@ __all__ = [
     "LazyInstanceNorm2d",
     "LazyInstanceNorm3d",
     "LazyLinear",
-    "LazyModuleMixin",
 ]
 
 
@@ -206,82 +205,62 @@ class _LazyConvXdMixin(LazyModuleMixin):
         return input.shape[1] if input.ndim == unbatched + 1 else input.shape[0]
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
+class _LazyConvNd(_LazyConvXdMixin):
+    """``ConvNd``'s arguments but ``in_channels``, which the first input gives."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTransposeNd(_LazyConvXdMixin):
+    """``ConvTransposeNd``'s arguments but ``in_channels``, which the first input gives."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                         padding_mode, device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
     """A ``Conv1d`` whose ``in_channels`` comes from the first input; ``Conv1d``'s other arguments."""
 
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
-                         device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
+class LazyConv2d(_LazyConvNd, Conv2d):
     """A ``Conv2d`` whose ``in_channels`` comes from the first input; ``Conv2d``'s other arguments."""
 
     cls_to_become = Conv2d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
-                         device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
+class LazyConv3d(_LazyConvNd, Conv3d):
     """A ``Conv3d`` whose ``in_channels`` comes from the first input; ``Conv3d``'s other arguments."""
 
     cls_to_become = Conv3d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
-                         device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
     """A ``ConvTranspose1d`` whose ``in_channels`` comes from the first input."""
 
     cls_to_become = ConvTranspose1d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
-                         padding_mode, device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
     """A ``ConvTranspose2d`` whose ``in_channels`` comes from the first input."""
 
     cls_to_become = ConvTranspose2d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
-                         padding_mode, device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
     """A ``ConvTranspose3d`` whose ``in_channels`` comes from the first input."""
 
     cls_to_become = ConvTranspose3d
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
-                         padding_mode, device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
 
 
 class _LazyNormBase(LazyModuleMixin):

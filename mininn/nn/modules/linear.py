@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mininn._factories import empty
 from mininn.nn import functional as F
 from mininn.nn import init
+from mininn.nn.modules._utils import register_weight_and_bias, reset_kaiming_uniform
 from mininn.nn.modules.module import Module
-from mininn.nn.parameter import Parameter
 from mininn.tensor import Tensor
 
 __all__ = ["Identity", "Linear", "Bilinear"]
@@ -47,20 +46,12 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, (out_features, in_features), out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Re-draw ``weight`` with ``kaiming_uniform_(a=sqrt(5))`` and ``bias`` from U(+-1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_kaiming_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -92,11 +83,8 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        weight_shape = (out_features, in1_features, in2_features)
+        register_weight_and_bias(self, weight_shape, out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -1,5 +1,10 @@
 """Loss modules: thin wrappers that hold ``reduction`` (and class weights as buffers)
-around the functions of ``mininn.nn.functional.loss``."""
+around the functions of ``mininn.nn.functional.loss``.
+
+``reduction`` is ``"none"``, ``"mean"`` (default) or ``"sum"``. Where torch's
+signature has the deprecated ``size_average`` and ``reduce``, either one, when
+given, overrides ``reduction`` (with torch's rules).
+"""
 
 from __future__ import annotations
 
@@ -66,24 +71,14 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """Mean absolute error; see ``mininn.nn.functional.l1_loss``.
-
-    Args:
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Mean absolute error; see ``mininn.nn.functional.l1_loss``. Arguments: ``reduction``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
-    """Mean squared error; see ``mininn.nn.functional.mse_loss``.
-
-    Args:
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Mean squared error; see ``mininn.nn.functional.mse_loss``. Arguments: ``reduction``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
         return F.mse_loss(input, target, reduction=self.reduction)

@@ -1,4 +1,7 @@
-"""Margin and embedding loss modules around ``mininn.nn.functional.loss_margin``."""
+"""Margin and embedding loss modules around ``mininn.nn.functional.loss_margin``.
+
+``reduction`` and the deprecated ``size_average``/``reduce``: as in ``loss.py``.
+"""
 
 # ruff: noqa: A002 - torch names the forward argument `input`
 
@@ -7,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mininn.nn.functional import loss_margin as F
+from mininn.nn.modules.distance import PairwiseDistance
 from mininn.nn.modules.loss import _Loss, _WeightedLoss
 from mininn.tensor import Tensor
 
@@ -47,14 +51,8 @@ class HingeEmbeddingLoss(_Loss):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
-class MarginRankingLoss(_Loss):
-    """``max(0, -y * (x1 - x2) + margin)``; see ``mininn.nn.functional.margin_ranking_loss``.
-
-    Args:
-        margin: Default: 0.0.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+class _PairMarginLoss(_Loss):
+    """A loss of two inputs and a target of 1s and -1s, with a ``margin`` (default 0.0)."""
 
     def __init__(
         self,
@@ -66,17 +64,22 @@ class MarginRankingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
+
+class MarginRankingLoss(_PairMarginLoss):
+    """``max(0, -y * (x1 - x2) + margin)``; see ``mininn.nn.functional.margin_ranking_loss``.
+
+    Args:
+        margin: Default: 0.0.
+        size_average, reduce: Deprecated; use ``reduction``.
+        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    """
+
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
-    """Two-class logistic loss; see ``mininn.nn.functional.soft_margin_loss``.
-
-    Args:
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Two-class logistic loss; see ``mininn.nn.functional.soft_margin_loss``. Arguments: ``reduction``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
@@ -84,11 +87,7 @@ class SoftMarginLoss(_Loss):
 
 class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss over -1-terminated index lists; see
-    ``mininn.nn.functional.multilabel_margin_loss``.
-
-    Args:
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    ``mininn.nn.functional.multilabel_margin_loss``. Arguments: ``reduction``.
     """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -144,7 +143,7 @@ class MultiMarginLoss(_WeightedLoss):
         )
 
 
-class CosineEmbeddingLoss(_Loss):
+class CosineEmbeddingLoss(_PairMarginLoss):
     """``1 - cos`` for targets 1, ``max(0, cos - margin)`` for targets -1; see
     ``mininn.nn.functional.cosine_embedding_loss``.
 
@@ -153,16 +152,6 @@ class CosineEmbeddingLoss(_Loss):
         size_average, reduce: Deprecated; use ``reduction``.
         reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
     """
-
-    def __init__(
-        self,
-        margin: float = 0.0,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
@@ -231,7 +220,7 @@ class TripletMarginWithDistanceLoss(_Loss):
             raise ValueError(
                 f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
             )
-        self.distance_function = distance_function if distance_function is not None else _pairwise_distance()
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
 
@@ -240,9 +229,3 @@ class TripletMarginWithDistanceLoss(_Loss):
             anchor, positive, negative, distance_function=self.distance_function, margin=self.margin,
             swap=self.swap, reduction=self.reduction,
         )
-
-
-def _pairwise_distance() -> Callable[[Tensor, Tensor], Tensor]:
-    from mininn.nn.modules.distance import PairwiseDistance
-
-    return PairwiseDistance()

@@ -103,6 +103,16 @@ def _check_name(kind: str, module: Module, name: Any, store: dict[str, Any]) -> 
         raise KeyError(f"attribute '{name}' already exists")
 
 
+def _after_registration_hooks(hooks: Mapping[int, Callable[..., Any]], module: Module, name: str,
+                              value: Any) -> Any:
+    """``value`` passed through the global registration ``hooks``; a hook returning None keeps it."""
+    for hook in tuple(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 class Module:
     """Base class for all neural network modules (``torch.nn.Module``).
 
@@ -191,11 +201,7 @@ class Module:
                 f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                 "(mininn Tensor or None required)"
             )
-        for hook in tuple(_global_buffer_registration_hooks.values()):
-            output = hook(self, name, tensor)
-            if output is not None:
-                tensor = output
-        self._buffers[name] = tensor
+        self._buffers[name] = _after_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -220,11 +226,9 @@ class Module:
                 f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                 "the value in the forward() method."
             )
-        for hook in tuple(_global_parameter_registration_hooks.values()):
-            output = hook(self, name, param)
-            if output is not None:
-                param = output
-        self._parameters[name] = param
+        self._parameters[name] = _after_registration_hooks(
+            _global_parameter_registration_hooks, self, name, param
+        )
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module (or a ``None`` slot) under ``name``."""
@@ -245,20 +249,16 @@ class Module:
         self.add_module(name, module)
 
     def _run_module_registration_hooks(self, name: str, module: Module | None) -> Module | None:
-        for hook in tuple(_global_module_registration_hooks.values()):
-            output = hook(self, name, module)
-            if output is not None:
-                module = output
-        return module
+        return _after_registration_hooks(_global_module_registration_hooks, self, name, module)
 
     # ---- dotted-path lookups ------------------------------------------------------------
     def get_submodule(self, target: str) -> Module:
         """The submodule at dotted path ``target`` (``""`` is ``self``)."""
-        return _paths.get_submodule(self, target)
+        return _paths.get_submodule(self, target, Module)
 
     def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
         """Replace (or, unless ``strict``, add) the submodule at dotted path ``target``."""
-        _paths.set_submodule(self, target, module, strict)
+        _paths.set_submodule(self, target, module, strict, Module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path ``target`` (``"net.0.weight"``)."""
@@ -268,17 +268,9 @@ class Module:
         """The buffer at dotted path ``target`` (``"bn.running_mean"``)."""
         return _paths.get_buffer(self, target)
 
-    def get_extra_state(self) -> Any:
-        """Override to save extra (picklable) state under ``<prefix>_extra_state``."""
-        raise RuntimeError(
-            "Reached a code path in Module.get_extra_state() that should never be called."
-        )
-
-    def set_extra_state(self, state: Any) -> None:
-        """Override to restore what :meth:`get_extra_state` returned."""
-        raise RuntimeError(
-            "Reached a code path in Module.set_extra_state() that should never be called."
-        )
+    # Defined beside the state-dict code, which tells an override from these defaults.
+    get_extra_state = _sd.get_extra_state
+    set_extra_state = _sd.set_extra_state
 
     # ---- conversion ---------------------------------------------------------------------
     def _apply(self: T, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> T:
@@ -466,7 +458,7 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
+        if type(self).get_extra_state is not _sd.get_extra_state:
             destination[prefix + _sd.EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(
@@ -480,27 +472,8 @@ class Module:
         """
         return _sd.save_into(self, args, destination, prefix, keep_vars)
 
-    def _load_from_state_dict(
-        self,
-        state_dict: dict[str, Any],
-        prefix: str,
-        local_metadata: dict[str, Any],
-        strict: bool,
-        missing_keys: list[str],
-        unexpected_keys: list[str],
-        error_msgs: list[str],
-    ) -> None:
-        """Load this module's own entries (not its children's); override to migrate by version.
-
-        Runs the load pre-hooks, then checks each parameter and persistent buffer
-        against ``state_dict[prefix + name]``, appending to ``missing_keys``,
-        ``unexpected_keys`` and ``error_msgs`` as torch does. Inside
-        :meth:`load_state_dict` the copies are staged and applied only if the
-        whole load succeeds; called directly, it copies at once.
-        """
-        _sd.load_own_entries(
-            self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
-        )
+    # torch's override point for migrating old checkpoints; defined with the loading code.
+    _load_from_state_dict = _sd.load_from_state_dict
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False

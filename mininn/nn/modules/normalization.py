@@ -14,6 +14,7 @@ from mininn.autograd.grad_mode import no_grad
 from mininn.nn import functional as F
 from mininn.nn import init
 from mininn.nn.functional.normalization import cross_map_lrn2d
+from mininn.nn.modules._utils import register_weight_and_bias
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
 from mininn.tensor import Tensor
@@ -31,6 +32,29 @@ __all__ = [
 ]
 
 
+def _register_affine(module: Module, shape: Any, affine: bool, bias: bool, device: Any, dtype: Any) -> None:
+    """``weight`` and ``bias`` of ``shape`` when ``affine`` (``bias`` only with ``bias``), else ``None``."""
+    if affine:
+        register_weight_and_bias(module, shape, shape, bias, device, dtype)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(weight: Parameter, bias: Parameter | None) -> None:
+    """``weight`` 1 and ``bias`` (if any) 0."""
+    init.ones_(weight)
+    if bias is not None:
+        init.zeros_(bias)
+
+
+def _as_shape(normalized_shape: Any) -> tuple[int, ...]:
+    """``normalized_shape`` as a tuple: an int ``n`` is ``(n,)``."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)  # type: ignore[return-value]
+    return tuple(normalized_shape)
+
+
 class _NormBase(Module):
     """Per-channel ``weight``/``bias`` and running statistics (torch's ``_NormBase``); no forward."""
 
@@ -45,15 +69,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -75,9 +91,7 @@ class _NormBase(Module):
         """Reset the running statistics; ``weight`` 1 and ``bias`` 0."""
         self.reset_running_stats()
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -233,28 +247,16 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """``weight`` 1 and ``bias`` 0."""
         if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -282,23 +284,13 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """``weight`` 1 and ``bias`` 0."""
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -325,9 +317,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -348,7 +338,21 @@ class RMSNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
-class LocalResponseNorm(Module):
+class _ResponseNorm(Module):
+    """Settings of a local response normalisation across ``size`` channels; no forward."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_ResponseNorm):
     """Normalise ``(N, C, *)`` across nearby channels (see ``F.local_response_norm``).
 
     Args:
@@ -358,21 +362,11 @@ class LocalResponseNorm(Module):
         k: added before the exponent. Default 1.
     """
 
-    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
-
-class CrossMapLRN2d(Module):
+class CrossMapLRN2d(_ResponseNorm):
     """torch's legacy cross-channel LRN of ``(N, C, H, W)``, with its window and its backward.
 
     Its window differs from ``LocalResponseNorm``'s (channel 0 stays in every
@@ -381,14 +375,7 @@ class CrossMapLRN2d(Module):
     """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)  # torch's default k is the int 1 here
 
     def forward(self, input: Tensor) -> Tensor:
         return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

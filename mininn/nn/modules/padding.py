@@ -8,8 +8,6 @@ last dim's pair first, as ``F.pad`` takes it; an int pads every side alike.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mininn.nn import functional as F
 from mininn.nn.functional._utils import ntuple
 from mininn.nn.modules.module import Module
@@ -33,19 +31,32 @@ __all__ = [
     "CircularPad3d",
 ]
 
-_two = ntuple(2, "_pair")
-_four = ntuple(4, "_quadruple")
-_six = ntuple(6, "_ntuple_6")
+
+class _PadNd(Module):
+    """Pad the last ``_nd`` dims through ``F.pad`` in ``mode``; ``padding`` holds ``2 * _nd`` ints."""
+
+    mode: str
+    _nd: int
+
+    def __init__(self, padding: int | tuple[int, ...]) -> None:
+        super().__init__()
+        self.padding: tuple[int, ...] = ntuple(2 * self._nd)(padding)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, self.mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
 
 
 # ---- constant and zero -----------------------------------------------------------------------
 
 
-class _ConstantPadNd(Module):
-    padding: tuple[int, ...]
+class _ConstantPadNd(_PadNd):
+    mode = "constant"
 
-    def __init__(self, value: float) -> None:
-        super().__init__()
+    def __init__(self, padding: int | tuple[int, ...], value: float) -> None:
+        super().__init__(padding)
         self.value = value
 
     def forward(self, input: Tensor) -> Tensor:
@@ -63,146 +74,104 @@ class ConstantPad1d(_ConstantPadNd):
         value: the fill value.
     """
 
-    def __init__(self, padding: int | tuple[int, int], value: float) -> None:
-        super().__init__(value)
-        self.padding = _two(padding)
+    _nd = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
     """Pad the last 2 dims with ``value``: ``padding`` is an int or ``(left, right, top, bottom)``."""
 
-    def __init__(self, padding: int | tuple[int, int, int, int], value: float) -> None:
-        super().__init__(value)
-        self.padding = _four(padding)
+    _nd = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
     """Pad the last 3 dims with ``value``: ``padding`` is an int or
     ``(left, right, top, bottom, front, back)``."""
 
-    def __init__(self, padding: int | tuple[int, int, int, int, int, int], value: float) -> None:
-        super().__init__(value)
-        self.padding = _six(padding)
+    _nd = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPad(_ConstantPadNd):
+    """A ``ConstantPadNd`` of zeros, whose repr shows only ``padding``."""
+
+    def __init__(self, padding: int | tuple[int, ...]) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
     """Pad the last dim with zeros: ``padding`` is an int or ``(left, right)``."""
 
-    def __init__(self, padding: int | tuple[int, int]) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
     """Pad the last 2 dims with zeros: ``padding`` is an int or ``(left, right, top, bottom)``."""
 
-    def __init__(self, padding: int | tuple[int, int, int, int]) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
     """Pad the last 3 dims with zeros: ``padding`` is an int or a 6-tuple."""
-
-    def __init__(self, padding: int | tuple[int, int, int, int, int, int]) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
 
 
 # ---- reflection, replication, circular --------------------------------------------------------------
 
 
-class _ModePadNd(Module):
-    """Pad through ``F.pad`` in ``mode``; ``padding`` is parsed to ``2 * dims`` ints by the subclass."""
-
-    mode: str
-    padding: tuple[int, ...]
-
-    def __init__(self, padding: Any, parse: Any) -> None:
-        super().__init__()
-        self.padding = parse(padding)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, self.mode)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+class _ReflectionPadNd(_PadNd):
+    mode = "reflect"
 
 
-class ReflectionPad1d(_ModePadNd):
+class _ReplicationPadNd(_PadNd):
+    mode = "replicate"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad the last dim of ``(C, W)`` or ``(N, C, W)`` with its reflection (edge not repeated).
 
     Args:
         padding: an int for both sides, or ``(left, right)``; each must be less than ``W``.
     """
 
-    mode = "reflect"
-
-    def __init__(self, padding: int | tuple[int, int]) -> None:
-        super().__init__(padding, _two)
+    _nd = 1
 
 
-class ReflectionPad2d(_ModePadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Reflect the last 2 dims of ``(C, H, W)`` or ``(N, C, H, W)``: ``padding`` is an int or a 4-tuple."""
 
-    mode = "reflect"
-
-    def __init__(self, padding: int | tuple[int, int, int, int]) -> None:
-        super().__init__(padding, _four)
+    _nd = 2
 
 
-class ReflectionPad3d(_ModePadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Reflect the last 3 dims of a 4D or 5D input: ``padding`` is an int or a 6-tuple."""
 
-    mode = "reflect"
-
-    def __init__(self, padding: int | tuple[int, int, int, int, int, int]) -> None:
-        super().__init__(padding, _six)
+    _nd = 3
 
 
-class ReplicationPad1d(_ModePadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim of ``(C, W)`` or ``(N, C, W)`` by repeating its edge values.
 
     Args:
         padding: an int for both sides, or ``(left, right)``.
     """
 
-    mode = "replicate"
-
-    def __init__(self, padding: int | tuple[int, int]) -> None:
-        super().__init__(padding, _two)
+    _nd = 1
 
 
-class ReplicationPad2d(_ModePadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Repeat the edges of the last 2 dims of a 3D or 4D input: ``padding`` is an int or a 4-tuple."""
 
-    mode = "replicate"
-
-    def __init__(self, padding: int | tuple[int, int, int, int]) -> None:
-        super().__init__(padding, _four)
+    _nd = 2
 
 
-class ReplicationPad3d(_ModePadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Repeat the edges of the last 3 dims of a 4D or 5D input: ``padding`` is an int or a 6-tuple."""
 
-    mode = "replicate"
-
-    def __init__(self, padding: int | tuple[int, int, int, int, int, int]) -> None:
-        super().__init__(padding, _six)
+    _nd = 3
 
 
-class _CircularPadNd(_ModePadNd):
+class _CircularPadNd(_PadNd):
     mode = "circular"
-    dims = 0
 
     def _check_input_dim(self, input: Tensor) -> None:
-        low = self.dims + 1
+        low = self._nd + 1
         if input.dim() not in (low, low + 1):
             raise ValueError(f"expected {low}D or {low + 1}D input (got {input.dim()}D input)")
 
@@ -218,25 +187,16 @@ class CircularPad1d(_CircularPadNd):
         padding: an int for both sides, or ``(left, right)``; each at most ``W``.
     """
 
-    dims = 1
-
-    def __init__(self, padding: int | tuple[int, int]) -> None:
-        super().__init__(padding, _two)
+    _nd = 1
 
 
 class CircularPad2d(_CircularPadNd):
     """Wrap the last 2 dims of a 3D or 4D input around: ``padding`` is an int or a 4-tuple."""
 
-    dims = 2
-
-    def __init__(self, padding: int | tuple[int, int, int, int]) -> None:
-        super().__init__(padding, _four)
+    _nd = 2
 
 
 class CircularPad3d(_CircularPadNd):
     """Wrap the last 3 dims of a 4D or 5D input around: ``padding`` is an int or a 6-tuple."""
 
-    dims = 3
-
-    def __init__(self, padding: int | tuple[int, int, int, int, int, int]) -> None:
-        super().__init__(padding, _six)
+    _nd = 3

@@ -86,13 +86,7 @@ class MaxPool2d(_MaxPoolNd):
 class MaxPool3d(_MaxPoolNd):
     """Max over sliding windows of ``(N, C, D, H, W)``.
 
-    Args:
-        kernel_size: window size (int or triple).
-        stride: step; default ``kernel_size``.
-        padding: implicit ``-inf`` padding on both sides, at most half the kernel.
-        dilation: spacing between window elements.
-        return_indices: also return each maximum's flat ``D * H * W`` index.
-        ceil_mode: round the output size up.
+    Same arguments as ``MaxPool2d``, in three dims (the indices are flat ``D * H * W`` ones).
     """
 
     def forward(self, input: Tensor) -> Any:
@@ -152,15 +146,7 @@ class AvgPool2d(_AvgPoolNd):
 
 
 class AvgPool3d(_AvgPoolNd):
-    """Mean over sliding windows of ``(N, C, D, H, W)``.
-
-    Args:
-        kernel_size: window size; ``stride`` defaults to it.
-        padding: implicit zero padding, at most half the kernel.
-        ceil_mode: round the output size up.
-        count_include_pad: whether padding zeros count in the divisor. Default ``True``.
-        divisor_override: use this divisor instead.
-    """
+    """Mean over sliding windows of ``(N, C, D, H, W)``; the arguments of ``AvgPool2d``."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,

@@ -22,6 +22,7 @@ from mininn.nn import functional as F
 from mininn.nn import init
 from mininn.nn.functional._rnn import recurrent_layer
 from mininn.nn.functional._utils import scalar_name
+from mininn.nn.modules._utils import changed_settings
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
 from mininn.nn.utils.rnn import PackedSequence
@@ -278,20 +279,9 @@ class RNNBase(Module):
         return output, self.permute_hidden(h_n, unsorted_indices)
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
-            s += f", proj_size={self.proj_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        changed = changed_settings(self, proj_size=0, num_layers=1, bias=True, batch_first=False, dropout=0,
+                                   bidirectional=False)
+        return f"{self.input_size}, {self.hidden_size}{changed}"
 
 
 class RNN(RNNBase):
@@ -511,7 +501,17 @@ class RNNCell(RNNCellBase):
         return out if batched else out.squeeze(0)
 
 
-class LSTMCell(RNNCellBase):
+class _GatedCell(RNNCellBase):
+    """A cell of ``_gates`` gates, each with its ``hidden_size`` rows of the weights."""
+
+    _gates: int
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=self._gates, device=device, dtype=dtype)
+
+
+class LSTMCell(_GatedCell):
     """One LSTM step: ``(x, (h, c)) -> (h', c')``, torch's gates ``i, f, g, o``.
 
     Args:
@@ -519,9 +519,7 @@ class LSTMCell(RNNCellBase):
         bias: learn ``bias_ih``/``bias_hh``. Default ``True``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+    _gates = 4
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         states = [None, None] if hx is None else list(hx)
@@ -530,17 +528,10 @@ class LSTMCell(RNNCellBase):
         return (h1, c1) if batched else (h1.squeeze(0), c1.squeeze(0))
 
 
-class GRUCell(RNNCellBase):
-    """One GRU step: ``h' = (1 - z) n + z h``, torch's gates ``r, z, n``.
+class GRUCell(_GatedCell):
+    """One GRU step: ``h' = (1 - z) n + z h``, torch's gates ``r, z, n``; the arguments of ``LSTMCell``."""
 
-    Args:
-        input_size, hidden_size: feature sizes.
-        bias: learn ``bias_ih``/``bias_hh``. Default ``True``.
-    """
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+    _gates = 3
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, (h,), batched = self._batched(input, [hx], ["hidden"])

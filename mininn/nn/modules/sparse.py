@@ -11,6 +11,7 @@ from mininn._factories import empty
 from mininn.autograd.grad_mode import no_grad
 from mininn.nn import functional as F
 from mininn.nn import init
+from mininn.nn.modules._utils import changed_settings
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
 from mininn.tensor import Tensor
@@ -18,7 +19,43 @@ from mininn.tensor import Tensor
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-class Embedding(Module):
+class _EmbeddingTable(Module):
+    """The ``weight`` table of ``Embedding`` and ``EmbeddingBag``, with its ``padding_idx`` row."""
+
+    weight: Parameter
+    padding_idx: int | None
+    max_norm: float | None
+    norm_type: float
+    scale_grad_by_freq: bool
+
+    def _init_weight(self, num_embeddings: int, embedding_dim: int, _weight: Tensor | None,
+                     requires_grad: bool, device: Any, dtype: Any) -> None:
+        """``_weight`` as the table, or a new one drawn by :meth:`reset_parameters`."""
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
+                                    requires_grad=requires_grad)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=requires_grad)
+
+    def reset_parameters(self) -> None:
+        """Draw ``weight`` from N(0, 1) and zero the ``padding_idx`` row."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight._data[self.padding_idx] = 0
+
+    def _lookup_repr(self) -> str:
+        """The repr of the lookup settings that differ from their defaults."""
+        return changed_settings(self, max_norm=None, norm_type=2, scale_grad_by_freq=False)
+
+
+class Embedding(_EmbeddingTable):
     """Map integer indices to rows of ``weight`` (``(num_embeddings, embedding_dim)``, from N(0, 1)).
 
     Args:
@@ -54,24 +91,7 @@ class Embedding(Module):
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
-                                    requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-
-    def reset_parameters(self) -> None:
-        """Draw ``weight`` from N(0, 1) and zero the ``padding_idx`` row."""
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight._data[self.padding_idx] = 0
+        self._init_weight(num_embeddings, embedding_dim, _weight, not _freeze, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -81,12 +101,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += self._lookup_repr()
         if self.sparse is not False:
             s += ", sparse=True"
         return s
@@ -104,7 +119,7 @@ class Embedding(Module):
                    sparse=sparse)
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """Sum, mean or max of the ``weight`` rows of each bag of indices (``F.embedding_bag``).
 
     Args:
@@ -142,23 +157,10 @@ class EmbeddingBag(Module):
                 raise AssertionError("padding_idx must be within num_embeddings")
             padding_idx = padding_idx % num_embeddings
         self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
+        self._init_weight(num_embeddings, embedding_dim, _weight, True, device, dtype)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-
-    def reset_parameters(self) -> None:
-        """Draw ``weight`` from N(0, 1) and zero the ``padding_idx`` row."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight._data[self.padding_idx] = 0
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
@@ -168,14 +170,7 @@ class EmbeddingBag(Module):
                                self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        s += f", mode={self.mode!r}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}{self._lookup_repr()}, mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s

@@ -65,26 +65,13 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: in
     return make_causal
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention and a feed-forward block, each with a residual and a LayerNorm.
-
-    Args:
-        d_model: Feature size of the input and output.
-        nhead: Number of attention heads.
-        dim_feedforward: Hidden size of the feed-forward block. Default: 2048.
-        dropout: Dropout probability everywhere. Default: 0.1.
-        activation: ``"relu"``, ``"gelu"`` or a callable (a module is registered
-            as a child). Default: ``F.relu``.
-        layer_norm_eps: LayerNorm epsilon. Default: 1e-5.
-        batch_first: ``(N, S, E)`` inputs instead of ``(S, N, E)``. Default: False.
-        norm_first: Pre-norm (normalize before each block) instead of post-norm.
-        bias: Learn biases of the linear and norm layers. Default: True.
-        device: Where the parameters live.
-        dtype: Parameter dtype.
-
-    Children, in torch's order: ``self_attn``, ``linear1``, ``dropout``,
-    ``linear2``, ``norm1``, ``norm2``, ``dropout1``, ``dropout2``.
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: torch's constructor and children, and the
+    self-attention block. ``_cross_attention`` adds the decoder's ``multihead_attn`` over the
+    memory, with a third norm and dropout.
     """
+
+    _cross_attention = False
 
     def __init__(
         self,
@@ -105,23 +92,64 @@ class TransformerEncoderLayer(Module):
         self.self_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
         )
+        if self._cross_attention:
+            self.multihead_attn = MultiheadAttention(
+                d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
+            )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        if self._cross_attention:
+            self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
+        if self._cross_attention:
+            self.dropout3 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
-        if activation is F.relu or isinstance(activation, ReLU):
-            self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
-            self.activation_relu_or_gelu = 2
-        else:
-            self.activation_relu_or_gelu = 0
+        if not self._cross_attention:  # the encoder's fast-path flag in torch
+            self.activation_relu_or_gelu = _relu_or_gelu(activation)
         self.activation = activation
+
+    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                  is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+def _relu_or_gelu(activation: Callable[[Tensor], Tensor]) -> int:
+    """torch's ``activation_relu_or_gelu``: 1 for ReLU, 2 for GELU, 0 otherwise."""
+    if activation is F.relu or isinstance(activation, ReLU):
+        return 1
+    if activation is F.gelu or isinstance(activation, GELU):
+        return 2
+    return 0
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention and a feed-forward block, each with a residual and a LayerNorm.
+
+    Args:
+        d_model: Feature size of the input and output.
+        nhead: Number of attention heads.
+        dim_feedforward: Hidden size of the feed-forward block. Default: 2048.
+        dropout: Dropout probability everywhere. Default: 0.1.
+        activation: ``"relu"``, ``"gelu"`` or a callable (a module is registered
+            as a child). Default: ``F.relu``.
+        layer_norm_eps: LayerNorm epsilon. Default: 1e-5.
+        batch_first: ``(N, S, E)`` inputs instead of ``(S, N, E)``. Default: False.
+        norm_first: Pre-norm (normalize before each block) instead of post-norm.
+        bias: Learn biases of the linear and norm layers. Default: True.
+        device: Where the parameters live.
+        dtype: Parameter dtype.
+
+    Children, in torch's order: ``self_attn``, ``linear1``, ``dropout``,
+    ``linear2``, ``norm1``, ``norm2``, ``dropout1``, ``dropout2``.
+    """
 
     def forward(
         self,
@@ -151,12 +179,6 @@ class TransformerEncoderLayer(Module):
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -222,8 +244,7 @@ class TransformerEncoder(Module):
         first = self.layers[0]
         batch_first = first.self_attn.batch_first
         zero_padding = self._takes_nested_path(src, mask, src_key_padding_mask)
-        seq_len = src.shape[0] if src.ndim == 2 else src.shape[1 if batch_first else 0]
-        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        is_causal = _detect_is_causal_mask(mask, is_causal, _seq_len(src, batch_first))
         padded = None
         if zero_padding:
             assert src_key_padding_mask is not None
@@ -296,62 +317,19 @@ def _seq_len(x: Tensor, batch_first: bool) -> int:
     return x.shape[1 if batch_first else 0]
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, cross-attention over ``memory`` and a feed-forward block,
     each with a residual and a LayerNorm.
 
-    Args:
-        d_model: Feature size of the input and output.
-        nhead: Number of attention heads.
-        dim_feedforward: Hidden size of the feed-forward block. Default: 2048.
-        dropout: Dropout probability everywhere. Default: 0.1.
-        activation: ``"relu"``, ``"gelu"`` or a callable (a module is registered
-            as a child). Default: ``F.relu``.
-        layer_norm_eps: LayerNorm epsilon. Default: 1e-5.
-        batch_first: ``(N, T, E)`` inputs instead of ``(T, N, E)``. Default: False.
-        norm_first: Pre-norm (normalize before each block) instead of post-norm.
-        bias: Learn biases of the linear and norm layers. Default: True.
-        device: Where the parameters live.
-        dtype: Parameter dtype.
+    Takes the arguments of ``TransformerEncoderLayer`` (with ``batch_first``, the
+    inputs are ``(N, T, E)`` instead of ``(T, N, E)``).
 
     Children, in torch's order: ``self_attn``, ``multihead_attn``, ``linear1``,
     ``dropout``, ``linear2``, ``norm1``, ``norm2``, ``norm3``, ``dropout1``,
     ``dropout2``, ``dropout3``.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: str | Callable[[Tensor], Tensor] = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        factory = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+    _cross_attention = True
 
     def forward(
         self,
@@ -388,12 +366,6 @@ class TransformerDecoderLayer(Module):
                                                memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Tensor | None,
                    key_padding_mask: Tensor | None, is_causal: bool = False) -> Tensor:

@@ -61,6 +61,39 @@ def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> N
         module.register_buffer(name, value)
 
 
+# torch's messages when a parametrization or a right_inverse gives something other than a tensor
+# of the expected dtype and shape; ``_check_like`` formats them
+_NOT_A_TENSOR = "A parametrization must return a tensor. Got {type}."
+_CHANGED_ON_REGISTER = (
+    "Registering a parametrization may not change the {what} of the tensor, unless `unsafe` flag is "
+    "enabled.\nunparametrized {what}: {want}\nparametrized {what}: {got}"
+)
+_CHANGED_ON_ASSIGN = (
+    "The tensor returned by `right_inverse` has {what} {got} while `original` has {what} {want}"
+)
+_CHANGED_ON_APPEND = (
+    "Registering a parametrization may not change the {what} of the tensor, unless the `unsafe` flag is "
+    "enabled.\nmodule.{name}.{what}: {want}\nparametrization(module.{name}).{what}: {got}"
+)
+_CHANGED_BY_INVERSE_ON_APPEND = (
+    "The tensor returned by parametrization.right_inverse must have the same {what} as module.{name}, "
+    "unless the `unsafe` flag is enabled.\nmodule.{name}.{what}: {want}\nreturned {what}: {got}"
+)
+
+
+def _check_like(value: Any, dtype: Any, shape: Any, not_tensor: str, changed: str, **fields: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is a tensor of ``dtype`` and ``shape`` (checked in that order).
+
+    ``changed`` is formatted with ``what`` (``"dtype"`` or ``"shape"``), ``want``, ``got`` and ``fields``.
+    """
+    if not isinstance(value, Tensor):
+        raise ValueError(not_tensor.format(type=type(value).__name__))
+    for what, want in (("dtype", dtype), ("shape", shape)):
+        got = getattr(value, what)
+        if got != want:
+            raise ValueError(changed.format(what=what, want=want, got=got, **fields))
+
+
 def _set_data(original: Tensor, value: Tensor) -> None:
     """``original.set_(value)``: the same tensor object now holds ``value``'s array."""
     original._data = value._data
@@ -115,22 +148,7 @@ class ParametrizationList(ModuleList):
                 tensor.requires_grad_(original.requires_grad)
                 _register_parameter_or_buffer(self, f"original{i}", tensor)
         if not self.unsafe:
-            self._check_consistency(original_shape, original_dtype)
-
-    def _check_consistency(self, shape: Any, dtype: Any) -> None:
-        z = self()
-        if not isinstance(z, Tensor):
-            raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
-        if z.dtype != dtype:
-            raise ValueError("Registering a parametrization may not change the dtype of the tensor, unless "
-                             "`unsafe` flag is enabled.\n"
-                             f"unparametrized dtype: {dtype}\n"
-                             f"parametrized dtype: {z.dtype}")
-        if z.shape != shape:
-            raise ValueError("Registering a parametrization may not change the shape of the tensor, unless "
-                             "`unsafe` flag is enabled.\n"
-                             f"unparametrized shape: {shape}\n"
-                             f"parametrized shape: {z.shape}")
+            _check_like(self(), original_dtype, original_shape, _NOT_A_TENSOR, _CHANGED_ON_REGISTER)
 
     def right_inverse(self, value: Tensor) -> None:
         """Store in the originals what makes the parametrized tensor equal ``value``.
@@ -146,7 +164,10 @@ class ParametrizationList(ModuleList):
                                        "right_inverse.")
                 value = module.right_inverse(value)
             if self.is_tensor:
-                self._check_assigned(value)
+                _check_like(
+                    value, self.original.dtype, self.original.shape,
+                    "`right_inverse` should return a tensor. Got {type}", _CHANGED_ON_ASSIGN,
+                )
                 _set_data(self.original, value)
                 return
             if not isinstance(value, Sequence):
@@ -164,16 +185,6 @@ class ParametrizationList(ModuleList):
                     raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype {tensor.dtype} while "
                                      f"`original{i}` has dtype {original_i.dtype}")
                 _set_data(original_i, tensor)
-
-    def _check_assigned(self, value: Any) -> None:
-        if not isinstance(value, Tensor):
-            raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
-        if value.dtype != self.original.dtype:
-            raise ValueError(f"The tensor returned by `right_inverse` has dtype {value.dtype} while "
-                             f"`original` has dtype {self.original.dtype}")
-        if value.shape != self.original.shape:
-            raise ValueError(f"The tensor returned by `right_inverse` has shape {value.shape} while "
-                             f"`original` has shape {self.original.shape}")
 
     def forward(self) -> Tensor:
         if self.is_tensor:
@@ -249,31 +260,16 @@ def _check_added(module: Module, tensor_name: str, parametrization: Module) -> N
     """A parametrization appended to a parametrized tensor keeps its dtype and shape."""
     y = getattr(module, tensor_name)
     x = parametrization(y)
-    if not isinstance(x, Tensor):
-        raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
-    for what in ("dtype", "shape"):
-        if getattr(x, what) != getattr(y, what):
-            raise ValueError(
-                f"Registering a parametrization may not change the {what} of the tensor, unless the "
-                f"`unsafe` flag is enabled.\n"
-                f"module.{tensor_name}.{what}: {getattr(y, what)}\n"
-                f"parametrization(module.{tensor_name}).{what}: {getattr(x, what)}"
-            )
+    _check_like(x, y.dtype, y.shape, _NOT_A_TENSOR, _CHANGED_ON_APPEND, name=tensor_name)
     if hasattr(parametrization, "right_inverse"):
         try:
             z = parametrization.right_inverse(x)
         except NotImplementedError:
             return
-        if not isinstance(z, Tensor):
-            raise ValueError(f"parametrization.right_inverse must return a tensor. Got: {type(z).__name__}")
-        for what in ("dtype", "shape"):
-            if getattr(z, what) != getattr(y, what):
-                raise ValueError(
-                    f"The tensor returned by parametrization.right_inverse must have the same {what} "
-                    f"as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.{what}: {getattr(y, what)}\n"
-                    f"returned {what}: {getattr(z, what)}"
-                )
+        _check_like(
+            z, y.dtype, y.shape, "parametrization.right_inverse must return a tensor. Got: {type}",
+            _CHANGED_BY_INVERSE_ON_APPEND, name=tensor_name,
+        )
 
 
 def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,

@@ -11,7 +11,7 @@ scatters), so gradients flow through packing and padding.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,6 +44,15 @@ class _PackedFields(NamedTuple):
     batch_sizes: Tensor
     sorted_indices: Tensor | None
     unsorted_indices: Tensor | None
+
+
+def _converter_to(dtype: str) -> Callable[[PackedSequence], PackedSequence]:
+    """A ``PackedSequence`` method such as ``double()``: the sequence with ``data`` in ``dtype``."""
+
+    def convert(self: PackedSequence) -> PackedSequence:
+        return self.to(dtype=dtype)
+
+    return convert
 
 
 class PackedSequence(_PackedFields):
@@ -85,29 +94,14 @@ class PackedSequence(_PackedFields):
     def cuda(self, device: Any = None) -> PackedSequence:
         return self.to("cuda" if device is None else device)
 
-    def double(self) -> PackedSequence:
-        return self.to(dtype="float64")
-
-    def float(self) -> PackedSequence:
-        return self.to(dtype="float32")
-
-    def half(self) -> PackedSequence:
-        return self.to(dtype="float16")
-
-    def long(self) -> PackedSequence:
-        return self.to(dtype="int64")
-
-    def int(self) -> PackedSequence:
-        return self.to(dtype="int32")
-
-    def short(self) -> PackedSequence:
-        return self.to(dtype="int16")
-
-    def char(self) -> PackedSequence:
-        return self.to(dtype="int8")
-
-    def byte(self) -> PackedSequence:
-        return self.to(dtype="uint8")
+    double = _converter_to("float64")
+    float = _converter_to("float32")
+    half = _converter_to("float16")
+    long = _converter_to("int64")
+    int = _converter_to("int32")
+    short = _converter_to("int16")
+    char = _converter_to("int8")
+    byte = _converter_to("uint8")
 
     @property
     def is_cuda(self) -> bool:

@@ -20,6 +20,7 @@ import numpy as np
 from mininn.autograd.grad_mode import no_grad
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
+from mininn.nn.utils._reparam_hooks import check_unhooked, remove_named_hook
 from mininn.tensor import Tensor
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
@@ -91,9 +92,7 @@ class SpectralNorm:
 
     @staticmethod
     def apply(module: Module, name: str, n_power_iterations: int, dim: int, eps: float) -> SpectralNorm:
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        check_unhooked(module, SpectralNorm, name, "spectral_norm")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         h, w = fn.reshape_weight_to_matrix(weight).shape
@@ -192,13 +191,7 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
     Raises:
         ValueError: ``module`` has no spectral_norm of ``name``.
     """
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            break
-    else:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    remove_named_hook(module, SpectralNorm, name, "spectral_norm")
     for hooks in (module._state_dict_hooks, module._load_state_dict_pre_hooks):
         for key, hook in list(hooks.items()):
             if isinstance(hook, (_SpectralNormStateDictHook, _SpectralNormLoadStateDictPreHook)) \

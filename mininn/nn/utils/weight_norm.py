@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
+from mininn.nn.utils._reparam_hooks import check_unhooked, remove_named_hook
 from mininn.tensor import Tensor
 
 __all__ = ["WeightNorm", "norm_except_dim", "remove_weight_norm", "weight_norm"]
@@ -48,9 +49,7 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        check_unhooked(module, WeightNorm, name, "weight_norm")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         del module._parameters[name]
@@ -103,9 +102,5 @@ def remove_weight_norm(module: T_module, name: str = "weight") -> T_module:
     Raises:
         ValueError: ``module`` has no weight_norm of ``name``.
     """
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    remove_named_hook(module, WeightNorm, name, "weight_norm")
+    return module
