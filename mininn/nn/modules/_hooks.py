@@ -363,7 +363,7 @@ def _maybe_warn_non_full_backward_hook(inputs: Any, result: Any, grad_fn: Node) 
         _warn_non_full(
             "non-full backward hooks on a Module that does not return a single Tensor or a tuple "
             "of Tensors",
-            "grad_output",
+            "of the grad_output",
         )
         return
     inputs = _as_tensor_tuple(inputs)
@@ -371,7 +371,7 @@ def _maybe_warn_non_full_backward_hook(inputs: Any, result: Any, grad_fn: Node) 
         _warn_non_full(
             "non-full backward hooks on a Module that does not take as input a single Tensor or a "
             "tuple of Tensors",
-            "grad_input",
+            "of the grad_input",
         )
         return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}

@@ -83,7 +83,7 @@ _TO_SIGNATURES = (
     "\n * (mininn.dtype dtype, bool non_blocking = False, bool copy = False, *, "
     "mininn.memory_format memory_format = None)"
     "\n * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
-    "mininn.memory_format memory_format = None)"
+    "mininn.memory_format memory_format = None)\n"
 )
 
 

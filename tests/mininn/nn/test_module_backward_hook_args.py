@@ -161,17 +161,11 @@ def test_full_backward_hook_when_only_the_last_input_requires_grad() -> None:
     assert same(scenario)[1][0] == [[(3,), (3,)]]
 
 
-_MESSAGE_WORDING = pytest.mark.xfail(
-    strict=True,
-    reason="mininn says 'missing some grad_input' where torch says 'missing some of the grad_input'",
-)
-
-
 @pytest.mark.parametrize(
     "forward_shape",
     [
-        pytest.param("list_input", marks=_MESSAGE_WORDING),
-        pytest.param("list_output", marks=_MESSAGE_WORDING),
+        "list_input",
+        "list_output",
         "two_nodes",
         "chained_nodes",
     ],
