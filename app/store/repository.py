@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError
 from app.http import json_limits
-from app.settings import check_float_dtype
+from app.settings import check_device, check_float_dtype
 
 __all__ = [
     "MODEL_NAME_PATTERN",
@@ -247,14 +247,7 @@ class ModelSpec(BaseModel):
     @field_validator("device")
     @classmethod
     def _check_device(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        from mininn import device
-
-        try:
-            return str(device(value))
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(str(exc)) from None
+        return None if value is None else check_device(value)
 
     @field_validator("dtype")
     @classmethod

@@ -92,28 +92,29 @@ class Complex(Function):
         return unbroadcast(g.real.copy(), sr), unbroadcast(g.imag.copy(), si)
 
 
-class Real(Function):
-    @staticmethod
-    def forward(ctx: Context, z: Any) -> Any:
+class _Part(Function):
+    """``z.real`` or ``z.imag`` (``part``); the gradient is ``g`` in that part of a complex zero."""
+
+    part = ""
+
+    @classmethod
+    def forward(cls, ctx: Context, z: Any) -> Any:
         ctx.dtype = z.dtype
-        return z.real
+        return getattr(z, cls.part)
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        return g.astype(ctx.dtype)
-
-
-class Imag(Function):
-    @staticmethod
-    def forward(ctx: Context, z: Any) -> Any:
-        ctx.dtype = z.dtype
-        return z.imag
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> Any:
         out = np.zeros(g.shape, ctx.dtype)
-        out.imag = g
+        setattr(out, cls.part, g)
         return out
+
+
+class Real(_Part):
+    part = "real"
+
+
+class Imag(_Part):
+    part = "imag"
 
 
 class Conj(Function):

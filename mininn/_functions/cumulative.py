@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
+from mininn._functions._bases import _along_axis
 from mininn._functions._util import _FLOAT, category, torch_type_name, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.elementwise import logical_xor, sub
-from mininn._functions.indexing import narrow
+from mininn._functions.indexing import _coords, narrow
 from mininn._functions.join import cat
 from mininn._functions.reduction import return_types
 from mininn._functions.reduction import sum as sum_
@@ -36,33 +37,25 @@ def _line_index(shape: tuple[int, ...], axis: int) -> Any:
     return np.arange(shape[axis]).reshape(view)
 
 
-class CumProd(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, axis: int) -> Any:
-        out = np.cumprod(a, axis=axis)
-        ctx.save_for_backward(a, out)
-        ctx.axis = axis
-        return out
+def _cumprod_grad(g: Any, a: Any, out: Any, axis: int) -> Any:
+    pos = _line_index(a.shape, axis)
+    is_zero = a == 0
+    # first zero of each line (the line's length when it has none)
+    first = np.where(is_zero.any(axis, keepdims=True), np.argmax(is_zero, axis, keepdims=True),
+                     a.shape[axis])
+    before = pos < first
+    # before the first zero: sum_{j >= i} g_j * out_j / x_i over the nonzero outputs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = np.where(before, _rev_cumsum(g * out * before, axis) / np.where(before, a, 1), 0)
+    # at the first zero: sum_{j >= z} g_j * (the product up to j without that zero)
+    at_zero = pos == first
+    if at_zero.any():
+        skipped = np.cumprod(np.where(at_zero, 1, a), axis=axis)
+        grad = np.where(at_zero, _rev_cumsum(g * skipped, axis), grad)
+    return grad.astype(g.dtype, copy=False)
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        a, out = ctx.saved_tensors
-        axis = ctx.axis
-        pos = _line_index(a.shape, axis)
-        is_zero = a == 0
-        # first zero of each line (the line's length when it has none)
-        first = np.where(is_zero.any(axis, keepdims=True), np.argmax(is_zero, axis, keepdims=True),
-                         a.shape[axis])
-        before = pos < first
-        # before the first zero: sum_{j >= i} g_j * out_j / x_i over the nonzero outputs
-        with np.errstate(divide="ignore", invalid="ignore"):
-            grad = np.where(before, _rev_cumsum(g * out * before, axis) / np.where(before, a, 1), 0)
-        # at the first zero: sum_{j >= z} g_j * (the product up to j without that zero)
-        at_zero = pos == first
-        if at_zero.any():
-            skipped = np.cumprod(np.where(at_zero, 1, a), axis=axis)
-            grad = np.where(at_zero, _rev_cumsum(g * skipped, axis), grad)
-        return grad.astype(g.dtype, copy=False), None
+
+CumProd = _along_axis("CumProd", lambda a, axis: np.cumprod(a, axis=axis), _cumprod_grad)
 
 
 class CumExtreme(Function):
@@ -81,32 +74,22 @@ class CumExtreme(Function):
     def backward(ctx: Context, g: Any, _g_idx: Any) -> Any:
         axis, idx = ctx.meta
         out = np.zeros(g.shape, g.dtype)
-        coords = list(np.indices(idx.shape, sparse=True))
-        coords[axis] = idx
-        np.add.at(out, tuple(coords), g)
+        np.add.at(out, _coords(idx, axis), g)
         return out, None, None
 
 
-class LogCumSumExp(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, axis: int) -> Any:
-        out = np.logaddexp.accumulate(a, axis=axis)
-        ctx.save_for_backward(a, out)
-        ctx.axis = axis
-        return out
+def _logcumsumexp_grad(g: Any, a: Any, out: Any, axis: int) -> Any:
+    # grad_i = sum_{j >= i} g_j exp(x_i - out_j), summed in log space by the sign of g
+    grad = np.zeros_like(g)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for sign in (1, -1):
+            logs = np.where(sign * g > 0, np.log(np.abs(g)) - out, -np.inf)
+            rev = np.flip(np.logaddexp.accumulate(np.flip(logs, axis), axis=axis), axis)
+            grad += sign * np.exp(a + rev)
+    return grad
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        a, out = ctx.saved_tensors
-        axis = ctx.axis
-        # grad_i = sum_{j >= i} g_j exp(x_i - out_j), summed in log space by the sign of g
-        grad = np.zeros_like(g)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            for sign in (1, -1):
-                logs = np.where(sign * g > 0, np.log(np.abs(g)) - out, -np.inf)
-                rev = np.flip(np.logaddexp.accumulate(np.flip(logs, axis), axis=axis), axis)
-                grad += sign * np.exp(a + rev)
-        return grad, None
+
+LogCumSumExp = _along_axis("LogCumSumExp", np.logaddexp.accumulate, _logcumsumexp_grad)
 
 
 # ---- public functions (also bound as Tensor methods) -------------------------------------

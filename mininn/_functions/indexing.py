@@ -7,6 +7,7 @@ gather, index_select, masked_select, narrow and nonzero.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,21 +75,59 @@ def _get(a: Any, key: Any) -> Any:
         raise _torch_index_error(err) from None
 
 
-class Index(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, key: Any) -> Any:
-        ctx.meta = (a.shape, key)
-        return _get(a, key)
+def _coords(index: Any, axis: int) -> tuple[Any, ...]:
+    """Full coordinates of each index element: its own position, with ``index`` along ``axis``."""
+    coords = list(np.indices(index.shape, sparse=True))
+    coords[axis] = index
+    return tuple(coords)
+
+
+class _Gathering(Function):
+    """Elements of ``a`` picked by the other arguments: ``take(a, *args)`` picks them and
+    ``places(*args)`` is where each pick sits in ``a``; the backward puts ``g`` back there."""
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        shape, key = ctx.meta
+    def take(a: Any, *args: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def places(*args: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Any, *args: Any) -> Any:
+        ctx.meta = (a.shape, args)
+        return cls.take(a, *args)
+
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> Any:
+        shape, args = ctx.meta
         out = np.zeros(shape, dtype=g.dtype)
-        if _is_advanced(key):
-            np.add.at(out, key, g)  # repeated indices accumulate
+        places = cls.places(*args)
+        if _is_advanced(places):
+            np.add.at(out, places, g)  # repeated places accumulate
         else:
-            out[key] = g
-        return out, None
+            out[places] = g
+        return (out, *(None,) * len(args))
+
+
+def _gathering(name: str, take: Callable[..., Any], places: Callable[..., Any]) -> type[Function]:
+    """The op ``name``: ``take(a, *args)`` picks from ``a``, ``places(*args)`` says where from."""
+    attrs = {"take": staticmethod(take), "places": staticmethod(places)}
+    return type(name, (_Gathering,), {"__module__": __name__, **attrs})
+
+
+def _gather(a: Any, axis: int, index: Any) -> Any:
+    window = tuple(slice(0, n) if i != axis else slice(None) for i, n in enumerate(index.shape))
+    return np.take_along_axis(a[window], index, axis=axis)
+
+
+Index = _gathering("Index", _get, lambda key: key)
+Gather = _gathering("Gather", _gather, lambda axis, index: _coords(index, axis))
+IndexSelect = _gathering(
+    "IndexSelect", lambda a, axis, index: np.take(a, index, axis=axis),
+    lambda axis, index: (slice(None),) * axis + (index,),
+)
 
 
 class IndexPut(Function):
@@ -111,37 +150,6 @@ class IndexPut(Function):
         ga[key] = 0
         gv = None if v_shape is None else unbroadcast(np.asarray(g[key]), v_shape)
         return ga, None, gv
-
-
-class Gather(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, axis: int, index: Any) -> Any:
-        window = tuple(slice(0, n) if i != axis else slice(None) for i, n in enumerate(index.shape))
-        ctx.meta = (a.shape, axis, index)
-        return np.take_along_axis(a[window], index, axis=axis)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        shape, axis, index = ctx.meta
-        out = np.zeros(shape, dtype=g.dtype)
-        coords = list(np.indices(index.shape, sparse=True))
-        coords[axis] = index
-        np.add.at(out, tuple(coords), g)
-        return out, None, None
-
-
-class IndexSelect(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, axis: int, index: Any) -> Any:
-        ctx.meta = (a.shape, axis, index)
-        return np.take(a, index, axis=axis)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        shape, axis, index = ctx.meta
-        out = np.zeros(shape, dtype=g.dtype)
-        np.add.at(out, (slice(None),) * axis + (index,), g)
-        return out, None, None
 
 
 # ---- public functions (also bound as Tensor methods) -------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from mininn import _dtype
 from mininn._functions import elementwise
+from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category, torch_type_name
 from mininn._functions.conversion import cast
 from mininn._tensor_core import TensorCore
@@ -363,20 +364,11 @@ def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
-class StdFromVar(Function):
-    """``sqrt`` of a variance; where the variance is 0 the gradient is 0, as torch's std gives."""
-
-    @staticmethod
-    def forward(ctx: Context, v: Any) -> Any:
-        out = np.sqrt(v)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(out == 0, 0, g / (2 * out)).astype(g.dtype, copy=False)
+# ``sqrt`` of a variance; where the variance is 0 the gradient is 0, as torch's std gives
+StdFromVar = _one_input(
+    "StdFromVar", np.sqrt, lambda g, out: np.where(out == 0, 0, g / (2 * out)).astype(g.dtype, copy=False),
+    quiet=True,
+)
 
 
 _REQUIRED: Any = object()

@@ -18,19 +18,12 @@ import numpy as np
 from mininn._functions import inplace as IP
 from mininn._functions._util import broadcast_error, torch_type_name, unbroadcast, wrap_dim
 from mininn._functions.elementwise import fill_value
-from mininn._functions.indexing import Index, IndexPut, getitem, index_key
+from mininn._functions.indexing import Index, IndexPut, _coords, _gathering, getitem, index_key
 from mininn._functions.shape import reshape
 from mininn._tensor_core import TensorCore
 from mininn.autograd.function import Context, Function, wrap
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-
-
-def _coords(index: Any, axis: int) -> tuple[Any, ...]:
-    """Full coordinates of each index element: its own position, with ``index`` along ``axis``."""
-    coords = list(np.indices(index.shape, sparse=True))
-    coords[axis] = index
-    return tuple(coords)
 
 
 def _window(shape: tuple[int, ...]) -> tuple[slice, ...]:
@@ -183,20 +176,11 @@ class IndexCopy(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int, index: Any, src: Any) -> Any:
-        out = a.copy()
-        key = (slice(None),) * axis + (index,)
-        out[key] = src
-        ctx.meta = (key, getattr(src, "shape", None))
-        return out
+        return IndexPut.forward(ctx, a, (slice(None),) * axis + (index,), src)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        key, src_shape = ctx.meta
-        ga = g.copy()
-        ga[key] = 0
-        gs = None
-        if src_shape is not None:
-            gs = unbroadcast(np.asarray(g[key]), src_shape) if src_shape else g[key].sum()
+        ga, _, gs = IndexPut.backward(ctx, g)
         return ga, None, None, gs
 
 
@@ -218,18 +202,7 @@ class MaskedScatter(Function):
         return np.where(mask, 0, g), None, gs.reshape(src_shape)
 
 
-class TakeAlongDim(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, idx: Any, axis: int) -> Any:
-        ctx.meta = (a.shape, idx, axis)
-        return np.take_along_axis(a, idx, axis=axis)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        shape, idx, axis = ctx.meta
-        out = np.zeros(shape, g.dtype)
-        np.add.at(out, _coords(idx, axis), g)
-        return out, None, None
+TakeAlongDim = _gathering("TakeAlongDim", lambda a, idx, axis: np.take_along_axis(a, idx, axis=axis), _coords)
 
 
 # ---- argument checks, with torch's messages -------------------------------------------------

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
+from mininn._functions._bases import _along_axis
 from mininn._functions._util import _FLOAT, category, torch_type_name, wrap_dim
 from mininn._functions.conversion import cast
-from mininn.autograd.function import Context, Function
 
 
 def _shifted(a: Any, axis: int) -> Any:
@@ -19,36 +19,28 @@ def _shifted(a: Any, axis: int) -> Any:
     return a - np.where(np.isfinite(m), m, 0)
 
 
-class Softmax(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, axis: int) -> Any:
-        e = np.exp(_shifted(a, axis))
-        out = e / e.sum(axis=axis, keepdims=True)
-        ctx.save_for_backward(out)
-        ctx.axis = axis
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        gy = g * out
-        return gy - out * gy.sum(axis=ctx.axis, keepdims=True), None
+def _softmax(a: Any, axis: int) -> Any:
+    e = np.exp(_shifted(a, axis))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
-class LogSoftmax(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, axis: int) -> Any:
-        z = _shifted(a, axis)
-        with np.errstate(divide="ignore"):
-            out = z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
-        ctx.save_for_backward(out)
-        ctx.axis = axis
-        return out
+def _softmax_grad(g: Any, out: Any, axis: int) -> Any:
+    gy = g * out
+    return gy - out * gy.sum(axis=axis, keepdims=True)
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        return g - np.exp(out) * g.sum(axis=ctx.axis, keepdims=True), None
+
+def _log_softmax(a: Any, axis: int) -> Any:
+    z = _shifted(a, axis)
+    with np.errstate(divide="ignore"):
+        return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def _log_softmax_grad(g: Any, out: Any, axis: int) -> Any:
+    return g - np.exp(out) * g.sum(axis=axis, keepdims=True)
+
+
+Softmax = _along_axis("Softmax", _softmax, _softmax_grad, saves_input=False)
+LogSoftmax = _along_axis("LogSoftmax", _log_softmax, _log_softmax_grad, saves_input=False)
 
 
 def _prepare(input: Any, dim: int, dtype: Any, kernel: str) -> tuple[Any, int]:

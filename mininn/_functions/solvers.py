@@ -7,11 +7,14 @@ torch's messages (``LinAlgError`` for singular or non-positive-definite input).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from mininn._functions import matrix as MX
+from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category, torch_type_name, unbroadcast
 from mininn._functions.complex import conj
 from mininn._functions.elementwise import add, div, mul, where
@@ -70,24 +73,27 @@ def _first_zero_pivot(a: Any) -> int:
     return a.shape[-1]
 
 
-class Inv(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        try:
-            out = np.linalg.inv(a)
-        except np.linalg.LinAlgError:
-            raise _LinAlgError(
-                f"linalg.inv: The diagonal element {_first_zero_pivot(a)} is zero, the inversion could not "
-                "be completed because the input matrix is singular."
-            ) from None
-        ctx.save_for_backward(out)
-        return out
+@contextlib.contextmanager
+def _failing_as(message: Callable[[], str]) -> Iterator[None]:
+    """NumPy's ``LinAlgError`` inside the block becomes torch's, with ``message()`` (worked out only then)."""
+    try:
+        yield
+    except np.linalg.LinAlgError:
+        raise _LinAlgError(message()) from None
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        h = _mH(out)
-        return -(h @ g @ h)
+
+def _inv(a: Any) -> Any:
+    with _failing_as(lambda: f"linalg.inv: The diagonal element {_first_zero_pivot(a)} is zero, "
+                     "the inversion could not be completed because the input matrix is singular."):
+        return np.linalg.inv(a)
+
+
+def _inv_grad(g: Any, out: Any) -> Any:
+    h = _mH(out)
+    return -(h @ g @ h)
+
+
+Inv = _one_input("Inv", _inv, _inv_grad)
 
 
 class Det(Function):
@@ -126,12 +132,9 @@ class Solve(Function):
         shape = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
         a_full = np.broadcast_to(a, shape + a.shape[-2:])
         rhs = np.broadcast_to(rhs, shape + rhs.shape[-2:])
-        try:
+        with _failing_as(lambda: "torch.linalg.solve: The solver failed because the input matrix is "
+                         "singular."):
             x = np.linalg.solve(a_full, rhs)
-        except np.linalg.LinAlgError:
-            raise _LinAlgError(
-                "torch.linalg.solve: The solver failed because the input matrix is singular."
-            ) from None
         ctx.save_for_backward(a_full, x)
         ctx.meta = (a.shape, b.shape, vector)
         return x[..., 0] if vector else x
@@ -147,32 +150,6 @@ class Solve(Function):
         return unbroadcast(ga, a_shape), unbroadcast(gb, b_shape), None
 
 
-class Cholesky(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        try:
-            low = np.linalg.cholesky(a)
-        except np.linalg.LinAlgError:
-            raise _LinAlgError(
-                "linalg.cholesky: The factorization could not be completed because the input is not "
-                f"positive-definite (the leading minor of order {_first_failing_minor(a)} is not "
-                "positive-definite)."
-            ) from None
-        ctx.save_for_backward(low)
-        return low
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (low,) = ctx.saved_tensors
-        # grad_A = L^-H Phi(L^H gL) L^-1, symmetrised; Phi keeps the lower triangle with half the diagonal
-        phi = np.tril(_mH(low) @ g)
-        diag = np.einsum("...ii->...i", phi)
-        diag *= 0.5
-        inv_low = np.linalg.inv(low)
-        grad = _mH(inv_low) @ phi @ inv_low
-        return 0.5 * (grad + _mH(grad))
-
-
 def _first_failing_minor(a: Any) -> int:
     for m in a.reshape(-1, *a.shape[-2:]):
         for k in range(1, len(m) + 1):  # the error path only
@@ -181,6 +158,26 @@ def _first_failing_minor(a: Any) -> int:
             except np.linalg.LinAlgError:
                 return k
     return a.shape[-1]
+
+
+def _cholesky(a: Any) -> Any:
+    with _failing_as(lambda: "linalg.cholesky: The factorization could not be completed because the "
+                     "input is not positive-definite (the leading minor of order "
+                     f"{_first_failing_minor(a)} is not positive-definite)."):
+        return np.linalg.cholesky(a)
+
+
+def _cholesky_grad(g: Any, low: Any) -> Any:
+    # grad_A = L^-H Phi(L^H gL) L^-1, symmetrised; Phi keeps the lower triangle with half the diagonal
+    phi = np.tril(_mH(low) @ g)
+    diag = np.einsum("...ii->...i", phi)
+    diag *= 0.5
+    inv_low = np.linalg.inv(low)
+    grad = _mH(inv_low) @ phi @ inv_low
+    return 0.5 * (grad + _mH(grad))
+
+
+Cholesky = _one_input("Cholesky", _cholesky, _cholesky_grad)
 
 
 # ---- public functions ---------------------------------------------------------------------

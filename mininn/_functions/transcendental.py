@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mininn._functions import elementwise as E
+from mininn._functions._bases import _binary, _one_input
 from mininn._functions._util import _FLOAT, category, torch_type_name, unbroadcast
 from mininn._functions.conversion import cast
 from mininn._functions.reduction import sum as sum_
@@ -105,62 +106,22 @@ def logit(input: Any, eps: float | None = None) -> Any:
     return Logit.apply(_floating(input), eps)
 
 
-class Atan2(Function):
-    @staticmethod
-    def forward(ctx: Context, y: Any, x: Any) -> Any:
-        ctx.save_for_backward(y, x)
-        return np.arctan2(y, x)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        y, x = ctx.saved_tensors
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r2 = x * x + y * y
-            return unbroadcast(g * x / r2, y.shape), unbroadcast(-g * y / r2, x.shape)
+def _atan2_grads(g: Any, y: Any, x: Any, out: Any) -> tuple[Any, Any]:
+    r2 = x * x + y * y
+    return g * x / r2, -g * y / r2
 
 
-class Hypot(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        out = np.hypot(a, b)
-        ctx.save_for_backward(a, b, out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        a, b, out = ctx.saved_tensors
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return unbroadcast(g * a / out, a.shape), unbroadcast(g * b / out, b.shape)
+def _xlogy(x: Any, y: Any) -> Any:
+    out = np.where(x == 0, 0, x * np.log(y))
+    return np.where(np.isnan(y), np.nan, out).astype(np.result_type(x, y), copy=False)
 
 
-class LogAddExp(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        out = np.logaddexp(a, b)
-        ctx.save_for_backward(a, b, out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        a, b, out = ctx.saved_tensors
-        return unbroadcast(g * np.exp(a - out), a.shape), unbroadcast(g * np.exp(b - out), b.shape)
-
-
-class XLogY(Function):
-    @staticmethod
-    def forward(ctx: Context, x: Any, y: Any) -> Any:
-        ctx.save_for_backward(x, y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.where(x == 0, 0, x * np.log(y))
-        return np.where(np.isnan(y), np.nan, out).astype(np.result_type(x, y), copy=False)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        x, y = ctx.saved_tensors
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gx = g * np.log(y)
-            gy = g * x / y
-        return unbroadcast(gx, x.shape), unbroadcast(gy, y.shape)
+Atan2 = _binary("Atan2", np.arctan2, _atan2_grads, quiet=True)
+Hypot = _binary("Hypot", np.hypot, lambda g, a, b, out: (g * a / out, g * b / out), quiet=True)
+LogAddExp = _binary(
+    "LogAddExp", np.logaddexp, lambda g, a, b, out: (g * np.exp(a - out), g * np.exp(b - out))
+)
+XLogY = _binary("XLogY", _xlogy, lambda g, x, y, out: (g * np.log(y), g * x / y), quiet=True)
 
 
 class Fmod(Function):
@@ -284,18 +245,12 @@ def _erfinv_array(y: Any) -> Any:
     return np.where(np.abs(y64) > 1, np.nan, x).astype(y.dtype)
 
 
-class ErfInv(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = _erfinv_array(a)
-        ctx.save_for_backward(out)
-        return out
+def _erfinv_grad(g: Any, out: Any) -> Any:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (g * (math.sqrt(math.pi) / 2) * np.exp(out * out)).astype(g.dtype, copy=False)
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
-        with np.errstate(over="ignore", invalid="ignore"):
-            return (g * (math.sqrt(math.pi) / 2) * np.exp(out * out)).astype(g.dtype, copy=False)
+
+ErfInv = _one_input("ErfInv", _erfinv_array, _erfinv_grad)
 
 
 def erfinv(input: Any) -> Any:

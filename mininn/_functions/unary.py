@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn import _dtype
+from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category
 from mininn._functions.conversion import cast
 from mininn.autograd.function import Context, Function
@@ -26,48 +27,6 @@ def _floating(x: Any) -> Any:
     return x
 
 
-class _Elementwise(Function):
-    """A one-input elementwise op: ``fn`` computes it and ``grad(g, saved)`` its gradient, where
-    ``saved`` is the output (``saves_output``) or the input. ``quiet`` ops run with NumPy's
-    divide-by-zero and invalid-value warnings off (torch gives inf and nan silently)."""
-
-    saves_output = True
-    quiet = False
-
-    @staticmethod
-    def fn(a: Any) -> Any:
-        raise NotImplementedError
-
-    @staticmethod
-    def grad(g: Any, saved: Any) -> Any:
-        raise NotImplementedError
-
-    @classmethod
-    def forward(cls, ctx: Context, a: Any) -> Any:
-        if cls.quiet:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = cls.fn(a)
-        else:
-            out = cls.fn(a)
-        ctx.save_for_backward(out if cls.saves_output else a)
-        return out
-
-    @classmethod
-    def backward(cls, ctx: Context, g: Any) -> Any:
-        (saved,) = ctx.saved_tensors
-        if cls.quiet:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return cls.grad(g, saved)
-        return cls.grad(g, saved)
-
-
-def _elementwise(name: str, fn: Callable[[Any], Any], grad: Callable[[Any, Any], Any], *,
-                 saves_output: bool = True, quiet: bool = False) -> type[Function]:
-    """The op ``name`` (its graph node is ``<name>Backward0``): ``fn`` and ``grad(g, out or input)``."""
-    attrs = {"fn": staticmethod(fn), "grad": staticmethod(grad), "saves_output": saves_output, "quiet": quiet}
-    return type(name, (_Elementwise,), {"__module__": __name__, **attrs})
-
-
 def _rsqrt(a: Any) -> Any:
     return (1 / np.sqrt(a)).astype(a.dtype, copy=False)
 
@@ -77,22 +36,22 @@ def _sigmoid(a: Any) -> Any:
 
 
 # each op and its derivative, from its output (out) or its input (a)
-Exp = _elementwise("Exp", np.exp, lambda g, out: g * (np.conj(out) if out.dtype.kind == "c" else out))
-Expm1 = _elementwise("Expm1", np.expm1, lambda g, out: g * (out + 1))
-Log = _elementwise("Log", np.log, lambda g, a: g / a, saves_output=False, quiet=True)
-Log1p = _elementwise("Log1p", np.log1p, lambda g, a: g / (a + 1), saves_output=False, quiet=True)
-Sqrt = _elementwise("Sqrt", np.sqrt, lambda g, out: g / (2 * out), quiet=True)
-Rsqrt = _elementwise(
+Exp = _one_input("Exp", np.exp, lambda g, out: g * (np.conj(out) if out.dtype.kind == "c" else out))
+Expm1 = _one_input("Expm1", np.expm1, lambda g, out: g * (out + 1))
+Log = _one_input("Log", np.log, lambda g, a: g / a, saves_output=False, quiet=True)
+Log1p = _one_input("Log1p", np.log1p, lambda g, a: g / (a + 1), saves_output=False, quiet=True)
+Sqrt = _one_input("Sqrt", np.sqrt, lambda g, out: g / (2 * out), quiet=True)
+Rsqrt = _one_input(
     "Rsqrt", _rsqrt, lambda g, out: g * (-0.5 * out * out * out).astype(g.dtype, copy=False), quiet=True
 )
-Reciprocal = _elementwise("Reciprocal", np.reciprocal, lambda g, out: -g * out * out, quiet=True)
-Tanh = _elementwise("Tanh", np.tanh, lambda g, out: g * (1 - out * out))
-Sigmoid = _elementwise("Sigmoid", _sigmoid, lambda g, out: g * out * (1 - out))
-Relu = _elementwise("Relu", lambda a: np.maximum(a, 0), lambda g, out: g * (out > 0))
-Abs = _elementwise("Abs", np.abs, lambda g, a: g * np.sign(a), saves_output=False)
-Sin = _elementwise("Sin", np.sin, lambda g, a: g * np.cos(a), saves_output=False)
-Cos = _elementwise("Cos", np.cos, lambda g, a: -g * np.sin(a), saves_output=False)
-Square = _elementwise("Square", lambda a: a * a, lambda g, a: 2 * g * a, saves_output=False)
+Reciprocal = _one_input("Reciprocal", np.reciprocal, lambda g, out: -g * out * out, quiet=True)
+Tanh = _one_input("Tanh", np.tanh, lambda g, out: g * (1 - out * out))
+Sigmoid = _one_input("Sigmoid", _sigmoid, lambda g, out: g * out * (1 - out))
+Relu = _one_input("Relu", lambda a: np.maximum(a, 0), lambda g, out: g * (out > 0))
+Abs = _one_input("Abs", np.abs, lambda g, a: g * np.sign(a), saves_output=False)
+Sin = _one_input("Sin", np.sin, lambda g, a: g * np.cos(a), saves_output=False)
+Cos = _one_input("Cos", np.cos, lambda g, a: -g * np.sin(a), saves_output=False)
+Square = _one_input("Square", lambda a: a * a, lambda g, a: 2 * g * a, saves_output=False)
 
 
 # ---- the Gauss error function family: erf, the normal CDF and x * Phi(x) (GELU) ----------------
@@ -251,16 +210,10 @@ def gelu_array(x: Any) -> Any:
     return _blockwise(_gelu_block32, x, 3)
 
 
-class Erf(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
-        return erf_array(a)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * (_TWO_OVER_SQRT_PI * np.exp(-a * a)).astype(g.dtype, copy=False)
+Erf = _one_input(
+    "Erf", erf_array, lambda g, a: g * (_TWO_OVER_SQRT_PI * np.exp(-a * a)).astype(g.dtype, copy=False),
+    saves_output=False,
+)
 
 
 # ---- public functions (also bound as Tensor methods) -------------------------------------

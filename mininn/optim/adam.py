@@ -102,16 +102,8 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2).
 
-    Args:
-        params: Tensors or parameter groups to optimize.
-        lr: Learning rate. Default: 1e-3.
-        betas: Decay rates of the first and second moment. Default: (0.9, 0.999).
-        eps: Added to the denominator. Default: 1e-8.
-        weight_decay: Decoupled weight decay coefficient. Default: 1e-2.
-        amsgrad: Use the maximum of past second moments. Default: False.
-        maximize: Maximize the objective instead of minimizing. Default: False.
-        foreach, capturable, differentiable, fused: Kept for torch's state-dict
-            format; they have no effect here.
+    Takes :class:`Adam`'s arguments but ``decoupled_weight_decay``, which is always on;
+    ``weight_decay`` is the decoupled coefficient. Default: 1e-2.
     """
 
     def __init__(

@@ -76,6 +76,29 @@ def _stable_sigmoid(x: Any) -> Any:
     return np.where(x >= 0, one, e) / (one + e)
 
 
+class _Pointwise(Function):
+    """A one-input activation given by its maths alone: ``compute(x)`` returns the output followed
+    by what the gradient needs, ``grad(g, *saved)`` the gradient of the input."""
+
+    @staticmethod
+    def compute(x: Any) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    @staticmethod
+    def grad(g: Any, *saved: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx: Context, x: Any) -> Any:
+        out, *saved = cls.compute(x)
+        ctx.save_for_backward(*saved)
+        return out
+
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> Any:
+        return cls.grad(g, *ctx.saved_tensors)
+
+
 def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
     """Run ``fn`` on ``input``; with ``inplace``, ``input`` takes the result (torch's in-place op).
 
@@ -93,16 +116,14 @@ def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Ten
 # ---- piecewise-linear ----------------------------------------------------------------------
 
 
-class _Relu(Function):
+class _Relu(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         out = np.maximum(x, x.dtype.type(0))
-        ctx.save_for_backward(out)
-        return out
+        return out, out
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (out,) = ctx.saved_tensors
+    def grad(g: Any, out: Any) -> Any:
         return g * (out > 0)
 
 
@@ -302,30 +323,26 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _finish(input, _Elu, inplace, float(alpha), 1.0, 1.0 / float(alpha), grad_scale, inplace)
 
 
-class _Gelu(Function):
+class _Gelu(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return gelu_array(x)
+    def compute(x: Any) -> tuple[Any, ...]:
+        return gelu_array(x), x
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (x,) = ctx.saved_tensors
+    def grad(g: Any, x: Any) -> Any:
         pdf = np.exp(x * x * x.dtype.type(-0.5)) * x.dtype.type(_INV_SQRT_2PI)
         return g * (normal_cdf_array(x) + x * pdf)
 
 
-class _GeluTanh(Function):
+class _GeluTanh(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         t = x.dtype.type
         th = np.tanh(t(_TANH_BETA) * (x + t(_TANH_KAPPA) * x * x * x))
-        ctx.save_for_backward(x, th)
-        return t(0.5) * x * (t(1) + th)
+        return t(0.5) * x * (t(1) + th), x, th
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        x, th = ctx.saved_tensors
+    def grad(g: Any, x: Any, th: Any) -> Any:
         t = x.dtype.type
         left = t(0.5) * (t(1) + th)
         right = t(0.5) * x * (t(1) - th * th) * t(_TANH_BETA) * (t(1) + t(3 * _TANH_KAPPA) * x * x)
@@ -343,16 +360,14 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
-class _Silu(Function):
+class _Silu(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         s = _stable_sigmoid(x)
-        ctx.save_for_backward(x, s)
-        return x * s
+        return x * s, x, s
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        x, s = ctx.saved_tensors
+    def grad(g: Any, x: Any, s: Any) -> Any:
         one = x.dtype.type(1)
         return g * s * (one + x * (one - s))
 
@@ -394,15 +409,13 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return _Softplus.apply(input, float(beta), float(threshold))
 
 
-class _LogSigmoid(Function):
+class _LogSigmoid(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return np.minimum(x, x.dtype.type(0)) - np.log1p(np.exp(-abs(x)))
+    def compute(x: Any) -> tuple[Any, ...]:
+        return np.minimum(x, x.dtype.type(0)) - np.log1p(np.exp(-abs(x))), x
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (x,) = ctx.saved_tensors
+    def grad(g: Any, x: Any) -> Any:
         return g * _stable_sigmoid(-x)
 
 

@@ -2,7 +2,8 @@
 the gated linear unit and the softmax variants ``softmin`` and ``gumbel_softmax``.
 
 Same conventions as ``activation``: one ``Function`` per op with an analytic
-backward, ``inplace=True`` through ``activation._finish``.
+backward (a ``_Pointwise`` where the op takes only the tensor), ``inplace=True``
+through ``activation._finish``.
 """
 
 # ruff: noqa: A001, A002 - torch names the tensor argument `input`
@@ -17,7 +18,7 @@ from mininn import _factories
 from mininn._dtype import get_default_dtype
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._utils import check_float, scalar_name, wrap_dim, xp_of
-from mininn.nn.functional.activation import _finish, _softmax_dim, _stable_sigmoid, softmax
+from mininn.nn.functional.activation import _finish, _Pointwise, _softmax_dim, _stable_sigmoid, softmax
 from mininn.tensor import Tensor
 
 __all__ = [
@@ -42,16 +43,14 @@ def _as_float(input: Tensor) -> Tensor:
 # ---- hard approximations -------------------------------------------------------------------
 
 
-class _Hardswish(Function):
+class _Hardswish(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         t = x.dtype.type
-        ctx.save_for_backward(x)
-        return x * np.clip(x + t(3), t(0), t(6)) / t(6)
+        return x * np.clip(x + t(3), t(0), t(6)) / t(6), x
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (x,) = ctx.saved_tensors
+    def grad(g: Any, x: Any) -> Any:
         t = x.dtype.type
         slope = np.where(x <= -3, t(0), np.where(x >= 3, t(1), x / t(3) + t(0.5)))
         return g * slope
@@ -63,16 +62,14 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return _finish(input, _Hardswish, inplace)
 
 
-class _Hardsigmoid(Function):
+class _Hardsigmoid(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         t = x.dtype.type
-        ctx.save_for_backward(x)
-        return np.clip(x + t(3), t(0), t(6)) / t(6)
+        return np.clip(x + t(3), t(0), t(6)) / t(6), x
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (x,) = ctx.saved_tensors
+    def grad(g: Any, x: Any) -> Any:
         # torch's kernel multiplies by 1/6 rounded to float32, for double too
         return np.where((x > -3) & (x < 3), g * g.dtype.type(np.float32(1 / 6)), g.dtype.type(0))
 
@@ -86,17 +83,15 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 # ---- smooth --------------------------------------------------------------------------------
 
 
-class _Mish(Function):
+class _Mish(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         t = x.dtype.type
         th = np.tanh(np.maximum(x, t(0)) + np.log1p(np.exp(-abs(x))))  # tanh(softplus(x))
-        ctx.save_for_backward(x, th)
-        return x * th
+        return x * th, x, th
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        x, th = ctx.saved_tensors
+    def grad(g: Any, x: Any, th: Any) -> Any:
         return g * (th + x * _stable_sigmoid(x) * (x.dtype.type(1) - th * th))
 
 
@@ -106,16 +101,14 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _finish(input, _Mish, inplace)
 
 
-class _Softsign(Function):
+class _Softsign(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         d = x.dtype.type(1) + abs(x)
-        ctx.save_for_backward(d)
-        return x / d
+        return x / d, d
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (d,) = ctx.saved_tensors
+    def grad(g: Any, d: Any) -> Any:
         return g / (d * d)
 
 
@@ -124,16 +117,14 @@ def softsign(input: Tensor) -> Tensor:
     return _Softsign.apply(_as_float(input))
 
 
-class _Tanhshrink(Function):
+class _Tanhshrink(_Pointwise):
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
+    def compute(x: Any) -> tuple[Any, ...]:
         th = np.tanh(x)
-        ctx.save_for_backward(th)
-        return x - th
+        return x - th, th
 
     @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (th,) = ctx.saved_tensors
+    def grad(g: Any, th: Any) -> Any:
         return g * th * th
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn._dtype import get_default_dtype
-from mininn._functions._util import unbroadcast
+from mininn._functions._util import broadcast_error, unbroadcast
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._utils import check_float, kernel_dtype_error, scalar_name
 from mininn.nn.functional.activation import log_softmax
@@ -95,6 +95,14 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
         )
 
 
+def _check_broadcast(a: Tensor, b: Tensor) -> None:
+    """torch's error, naming ``a`` and ``b`` as tensors a and b, where the shapes do not broadcast."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise broadcast_error(tuple(a.shape), tuple(b.shape)) from None
+
+
 def _size(t: Tensor) -> str:
     """The shape as messages print it: ``mininn.Size([3, 4])`` where torch prints ``torch.Size``."""
     return repr(t.shape)
@@ -123,6 +131,15 @@ def _in_input_dtype(input: Tensor, target: Tensor, allow_int: bool = False) -> T
             f"result type {scalar_name(result)} can't be cast to the desired output type {scalar_name(input)}"
         )
     return target if target.dtype == input.dtype else target.to(input.dtype)
+
+
+def _elementwise_weight(input: Tensor, weight: Tensor | None) -> Any:
+    """The array of an optional per-element ``weight``, which torch requires in ``input``'s shape."""
+    if weight is None:
+        return None
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    return weight._data
 
 
 def _check_float_mean(input: Tensor, reduction: str) -> None:
@@ -171,12 +188,7 @@ def _pointwise(
     elif not target.dtype.is_floating_point:
         _check_float_mean(input, reduction)
     input, target = _float_operands(input, target)
-    w = None
-    if weight is not None:
-        if weight.shape != input.shape:
-            raise ValueError("Weights and input must have the same size.")
-        w = weight._data
-    return _PointwiseLoss.apply(input, target, w, kind, reduction)
+    return _PointwiseLoss.apply(input, target, _elementwise_weight(input, weight), kind, reduction)
 
 
 def mse_loss(

@@ -14,13 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import broadcast_error
 from mininn._functions.elementwise import where
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional._utils import check_float, scalar_name
 from mininn.nn.functional.activation import logsigmoid
 from mininn.nn.functional.distance import pairwise_distance
-from mininn.nn.functional.loss import _check_float_mean, _expand_grad, _in_input_dtype, _reduce, _reduction
+from mininn.nn.functional.loss import (
+    _check_broadcast,
+    _check_float_mean,
+    _expand_grad,
+    _in_input_dtype,
+    _reduce,
+    _reduction,
+)
 from mininn.nn.functional.loss_regression import Rule, elementwise_loss
 from mininn.tensor import Tensor
 
@@ -43,13 +49,6 @@ def _reduce_tensor(losses: Tensor, reduction: str) -> Tensor:
     if reduction == "sum":
         return losses.sum()
     return losses
-
-
-def _check_broadcast(a: Tensor, b: Tensor) -> None:
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise broadcast_error(tuple(a.shape), tuple(b.shape)) from None
 
 
 # ---- pointwise margins -----------------------------------------------------------------

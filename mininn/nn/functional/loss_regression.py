@@ -15,10 +15,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from mininn._dtype import from_numpy_dtype
-from mininn._functions._util import broadcast_error, unbroadcast
+from mininn._functions._util import unbroadcast
 from mininn.autograd.function import Context, Function
 from mininn.nn.functional.loss import (
+    _check_broadcast,
     _check_float_kernel,
+    _elementwise_weight,
     _expand_grad,
     _in_input_dtype,
     _reduce,
@@ -88,11 +90,7 @@ def elementwise_loss(
     rule: Rule, input: Tensor, target: Tensor, reduction: str, weight: Any = None
 ) -> Tensor:
     """Apply ``rule`` through the fused Function (``input``/``target`` already checked)."""
-    try:
-        np.broadcast_shapes(input.shape, target.shape)
-    except ValueError:
-        shapes = (tuple(target.shape), tuple(input.shape))
-        raise broadcast_error(*(shapes if rule.target_first else shapes[::-1])) from None
+    _check_broadcast(*((target, input) if rule.target_first else (input, target)))
     input, target = common_float(input, target)
     return _ElementwiseLoss.apply(input, target, weight, rule, reduction)
 
@@ -174,9 +172,4 @@ def huber_loss(
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_float_kernel("huber_cpu", input, target)
     target = _in_input_dtype(input, target)
-    w = None
-    if weight is not None:
-        if weight.shape != input.shape:
-            raise ValueError("Weights and input must have the same size.")
-        w = weight._data
-    return elementwise_loss(_Huber(delta), input, target, reduction, w)
+    return elementwise_loss(_Huber(delta), input, target, reduction, _elementwise_weight(input, weight))

@@ -25,6 +25,7 @@ __all__ = [
     "register_weight_and_bias",
     "reset_kaiming_uniform",
     "changed_settings",
+    "check_optional_batch_dim",
 ]
 
 _LEGACY_TYPE_NAMES = {
@@ -180,3 +181,9 @@ def changed_settings(module: Module, **defaults: Any) -> str:
         if (value is not default) if isinstance(default, bool) else (value != default):
             s += f", {name}={value}"
     return s
+
+
+def check_optional_batch_dim(input: Tensor, ndim: int) -> None:  # noqa: A002 - torch's argument name
+    """torch's check of an unbatched ``ndim``-D input or its batched ``(ndim + 1)``-D form."""
+    if input.dim() not in (ndim, ndim + 1):
+        raise ValueError(f"expected {ndim}D or {ndim + 1}D input (got {input.dim()}D input)")

@@ -14,6 +14,7 @@ import warnings
 from typing import Any
 
 from mininn.nn import functional as F
+from mininn.nn.modules._utils import check_optional_batch_dim
 from mininn.nn.modules.normalization import _NormBase
 from mininn.tensor import Tensor
 
@@ -31,9 +32,7 @@ class _InstanceNorm(_NormBase):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
-        low = self.spatial_dims + 1
-        if input.dim() not in (low, low + 1):
-            raise ValueError(f"expected {low}D or {low + 1}D input (got {input.dim()}D input)")
+        check_optional_batch_dim(input, self.spatial_dims + 1)
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)

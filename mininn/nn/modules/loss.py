@@ -1,5 +1,10 @@
 """Loss modules: thin wrappers that hold ``reduction`` (and class weights as buffers)
-around the functions of ``mininn.nn.functional.loss``.
+around the loss functions of ``mininn.nn.functional``.
+
+A constructor takes torch's arguments, which mean what they mean in the function
+that the class docstring names; the class documents only what is its own, such as
+what it checks when built. A ``weight`` argument is kept as the ``weight`` buffer
+(``_WeightedLoss``).
 
 ``reduction`` is ``"none"``, ``"mean"`` (default) or ``"sum"``. Where torch's
 signature has the deprecated ``size_average`` and ``reduce``, either one, when
@@ -57,7 +62,7 @@ class _Loss(Module):
 
 
 class _WeightedLoss(_Loss):
-    """A loss with an optional per-class ``weight`` buffer (None when not given)."""
+    """A loss with an optional ``weight`` buffer (None when not given)."""
 
     def __init__(
         self,
@@ -85,14 +90,7 @@ class MSELoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    """Negative log-likelihood of class indices; see ``mininn.nn.functional.nll_loss``.
-
-    Args:
-        weight: Optional ``(C)`` class weights, kept as the ``weight`` buffer.
-        size_average, reduce: Deprecated; use ``reduction``.
-        ignore_index: Target value that adds nothing. Default: -100.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Negative log-likelihood of class indices; see ``mininn.nn.functional.nll_loss``."""
 
     def __init__(
         self,
@@ -113,15 +111,7 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """Cross-entropy of logits; see ``mininn.nn.functional.cross_entropy``.
-
-    Args:
-        weight: Optional ``(C)`` class weights, kept as the ``weight`` buffer.
-        size_average, reduce: Deprecated; use ``reduction``.
-        ignore_index: Target value that adds nothing. Default: -100.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-        label_smoothing: In ``[0, 1]``. Default: 0.0.
-    """
+    """Cross-entropy of logits; see ``mininn.nn.functional.cross_entropy``."""
 
     def __init__(
         self,
@@ -144,27 +134,17 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross-entropy of probabilities; see ``mininn.nn.functional.binary_cross_entropy``.
-
-    Args:
-        weight: Optional weight broadcast to the losses, kept as a buffer.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Binary cross-entropy of probabilities; see ``mininn.nn.functional.binary_cross_entropy``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class BCEWithLogitsLoss(_Loss):
+class BCEWithLogitsLoss(_WeightedLoss):
     """Binary cross-entropy of logits; see
     ``mininn.nn.functional.binary_cross_entropy_with_logits``.
 
-    Args:
-        weight: Optional weight broadcast to the losses, kept as a buffer.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-        pos_weight: Optional weight of positive examples (last dim), kept as a buffer.
+    ``pos_weight`` is kept as a buffer too.
     """
 
     def __init__(
@@ -175,8 +155,7 @@ class BCEWithLogitsLoss(_Loss):
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002 - torch's name
@@ -207,13 +186,7 @@ class NLLLoss2d(NLLLoss):
 
 # ---- regression --------------------------------------------------------------------------
 class SmoothL1Loss(_Loss):
-    """Squared error below ``beta``, absolute error above; see ``mininn.nn.functional.smooth_l1_loss``.
-
-    Args:
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-        beta: The threshold, non-negative. Default: 1.0.
-    """
+    """Squared error below ``beta``, absolute error above; see ``mininn.nn.functional.smooth_l1_loss``."""
 
     def __init__(
         self,
@@ -230,12 +203,7 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Squared error below ``delta``, scaled absolute error above; see ``mininn.nn.functional.huber_loss``.
-
-    Args:
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-        delta: The threshold, positive. Default: 1.0.
-    """
+    """Squared error below ``delta``, scaled absolute error above; see ``mininn.nn.functional.huber_loss``."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
@@ -249,10 +217,7 @@ class HuberLoss(_Loss):
 class KLDivLoss(_Loss):
     """Kullback-Leibler divergence; see ``mininn.nn.functional.kl_div``.
 
-    Args:
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"batchmean"``, ``"sum"`` or ``"mean"`` (default; warns).
-        log_target: Whether targets are log-probabilities. Default: False.
+    ``reduction`` may also be ``"batchmean"`` (the true KL divergence); ``"mean"`` warns.
     """
 
     def __init__(
@@ -270,15 +235,7 @@ class KLDivLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """Poisson negative log-likelihood; see ``mininn.nn.functional.poisson_nll_loss``.
-
-    Args:
-        log_input: Whether the input is the log of the rate. Default: True.
-        full: Add Stirling's approximation term. Default: False.
-        size_average, reduce: Deprecated; use ``reduction``.
-        eps: Added to the rate before the log when ``log_input=False``. Default: 1e-8.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Poisson negative log-likelihood; see ``mininn.nn.functional.poisson_nll_loss``."""
 
     def __init__(
         self,
@@ -302,13 +259,7 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Gaussian negative log-likelihood; see ``mininn.nn.functional.gaussian_nll_loss``.
-
-    Args:
-        full: Add the constant ``0.5 * log(2 * pi)``. Default: False.
-        eps: The smallest variance. Default: 1e-6.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """Gaussian negative log-likelihood; see ``mininn.nn.functional.gaussian_nll_loss``."""
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
@@ -320,13 +271,7 @@ class GaussianNLLLoss(_Loss):
 
 
 class CTCLoss(_Loss):
-    """Connectionist Temporal Classification loss; see ``mininn.nn.functional.ctc_loss``.
-
-    Args:
-        blank: The blank class. Default: 0.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-        zero_infinity: Zero infinite losses and their gradients. Default: False.
-    """
+    """Connectionist Temporal Classification loss; see ``mininn.nn.functional.ctc_loss``."""
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
         super().__init__(reduction=reduction)
@@ -357,11 +302,8 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         out_features: ``(d1, ..., dK)`` of a K-dimensional loss. Default: ``()``.
         bias: Give the linear layer a bias. Default: False.
         device, dtype: Of the linear layer's parameters.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-        weight: Optional ``(C)`` class weights, kept as the ``weight`` buffer.
-        ignore_index: Target value that adds nothing; None means -100. Default: None.
-        label_smoothing: In ``[0, 1]``. Default: 0.0.
-        options: ``LinearCrossEntropyOptions`` selecting the row-chunked kernel. Default: None.
+        reduction, weight, ignore_index, label_smoothing, options: As in the function;
+            ``weight`` is kept as the ``weight`` buffer.
 
     The layer is ``self.linear``, of ``C * prod(out_features)`` outputs (torch
     stores it flat); ``forward`` reshapes it to ``(C, d1, ..., dK, in_features)``.

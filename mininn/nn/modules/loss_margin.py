@@ -1,6 +1,9 @@
 """Margin and embedding loss modules around ``mininn.nn.functional.loss_margin``.
 
-``reduction`` and the deprecated ``size_average``/``reduce``: as in ``loss.py``.
+The arguments, ``reduction`` and the deprecated ``size_average``/``reduce``
+included, mean what they mean in the function that each class docstring names,
+and ``weight`` is kept as a buffer (as in ``loss.py``); a class documents only
+its own checks at construction.
 """
 
 # ruff: noqa: A002 - torch names the forward argument `input`
@@ -30,11 +33,6 @@ __all__ = [
 class HingeEmbeddingLoss(_Loss):
     """``x`` for targets 1, ``max(0, margin - x)`` for targets -1; see
     ``mininn.nn.functional.hinge_embedding_loss``.
-
-    Args:
-        margin: Default: 1.0.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
     """
 
     def __init__(
@@ -66,20 +64,14 @@ class _PairMarginLoss(_Loss):
 
 
 class MarginRankingLoss(_PairMarginLoss):
-    """``max(0, -y * (x1 - x2) + margin)``; see ``mininn.nn.functional.margin_ranking_loss``.
-
-    Args:
-        margin: Default: 0.0.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """``max(0, -y * (x1 - x2) + margin)``; see ``mininn.nn.functional.margin_ranking_loss``."""
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
-    """Two-class logistic loss; see ``mininn.nn.functional.soft_margin_loss``. Arguments: ``reduction``."""
+    """Two-class logistic loss; see ``mininn.nn.functional.soft_margin_loss``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
@@ -87,7 +79,7 @@ class SoftMarginLoss(_Loss):
 
 class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss over -1-terminated index lists; see
-    ``mininn.nn.functional.multilabel_margin_loss``. Arguments: ``reduction``.
+    ``mininn.nn.functional.multilabel_margin_loss``.
     """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -95,13 +87,7 @@ class MultiLabelMarginLoss(_Loss):
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """One-versus-all logistic loss; see ``mininn.nn.functional.multilabel_soft_margin_loss``.
-
-    Args:
-        weight: Optional ``(C)`` class weights, kept as the ``weight`` buffer.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
-    """
+    """One-versus-all logistic loss; see ``mininn.nn.functional.multilabel_soft_margin_loss``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
@@ -110,12 +96,8 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 class MultiMarginLoss(_WeightedLoss):
     """Multi-class hinge loss; see ``mininn.nn.functional.multi_margin_loss``.
 
-    Args:
-        p: 1 or 2. Default: 1.
-        margin: Default: 1.0.
-        weight: Optional ``(C)`` class weights, kept as the ``weight`` buffer.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    Raises:
+        ValueError: ``p`` is not 1 or 2, or ``weight`` is not one-dimensional.
     """
 
     def __init__(
@@ -146,11 +128,6 @@ class MultiMarginLoss(_WeightedLoss):
 class CosineEmbeddingLoss(_PairMarginLoss):
     """``1 - cos`` for targets 1, ``max(0, cos - margin)`` for targets -1; see
     ``mininn.nn.functional.cosine_embedding_loss``.
-
-    Args:
-        margin: In ``[-1, 1]``. Default: 0.0.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
     """
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
@@ -161,13 +138,8 @@ class TripletMarginLoss(_Loss):
     """``max(0, margin + d(a, p) - d(a, n))`` with the ``p``-norm distance; see
     ``mininn.nn.functional.triplet_margin_loss``.
 
-    Args:
-        margin: Positive. Default: 1.0.
-        p: The norm's degree. Default: 2.0.
-        eps: Added to the differences before the norm. Default: 1e-6.
-        swap: Use the distance swap. Default: False.
-        size_average, reduce: Deprecated; use ``reduction``.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    Raises:
+        ValueError: ``margin`` is not positive.
     """
 
     def __init__(
@@ -199,12 +171,11 @@ class TripletMarginWithDistanceLoss(_Loss):
     """``max(0, margin + d(a, p) - d(a, n))`` with any distance; see
     ``mininn.nn.functional.triplet_margin_with_distance_loss``.
 
-    Args:
-        distance_function: ``d(x1, x2)``; default: a ``PairwiseDistance()`` module
-            (a child of this one, as in torch).
-        margin: Positive. Default: 1.0.
-        swap: Use the distance swap. Default: False.
-        reduction: ``"none"``, ``"mean"`` (default) or ``"sum"``.
+    The default ``distance_function`` is a ``PairwiseDistance()`` module, a child
+    of this one (as in torch).
+
+    Raises:
+        ValueError: ``margin`` is not positive.
     """
 
     def __init__(

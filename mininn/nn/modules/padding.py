@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mininn.nn import functional as F
 from mininn.nn.functional._utils import ntuple
+from mininn.nn.modules._utils import check_optional_batch_dim
 from mininn.nn.modules.module import Module
 from mininn.tensor import Tensor
 
@@ -171,9 +172,7 @@ class _CircularPadNd(_PadNd):
     mode = "circular"
 
     def _check_input_dim(self, input: Tensor) -> None:
-        low = self._nd + 1
-        if input.dim() not in (low, low + 1):
-            raise ValueError(f"expected {low}D or {low + 1}D input (got {input.dim()}D input)")
+        check_optional_batch_dim(input, self._nd + 1)
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)

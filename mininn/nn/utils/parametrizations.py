@@ -13,12 +13,11 @@ from mininn._factories import randn, zeros
 from mininn._functions.join import cat
 from mininn.nn.modules.module import Module
 from mininn.nn.utils import _orthogonal, parametrize
+from mininn.nn.utils.spectral_norm import _default_dim, _normalize, _random_unit_vector, _weight_matrix
 from mininn.nn.utils.weight_norm import _weight_norm, norm_except_dim
 from mininn.tensor import Tensor
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
-
-_TRANSPOSED = ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
 
 
 class _WeightNorm(Module):
@@ -59,10 +58,6 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     return module
 
 
-def _normalize(x: np.ndarray, eps: float) -> np.ndarray:
-    return x / max(float(np.linalg.norm(x)), eps)
-
-
 class _SpectralNorm(Module):
     """``weight / sigma``, ``sigma`` estimated by power iteration on the buffers ``_u``, ``_v``
     (updated in place at each training forward); a 1-d weight is just normalized."""
@@ -83,17 +78,12 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
-            dtype = weight._data.dtype
-            self.register_buffer("_u", Tensor(_normalize(weight.new_empty(h).normal_(0, 1)._data, eps)
-                                              .astype(dtype)))
-            self.register_buffer("_v", Tensor(_normalize(weight.new_empty(w).normal_(0, 1)._data, eps)
-                                              .astype(dtype)))
+            self.register_buffer("_u", _random_unit_vector(weight, h, eps))
+            self.register_buffer("_v", _random_unit_vector(weight, w, eps))
             self._power_method(weight_mat, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.ndim) if d != self.dim))
-        return weight.reshape(weight.shape[0], -1)
+        return _weight_matrix(weight, self.dim)
 
     def _power_method(self, weight_mat: Tensor, n_power_iterations: int) -> None:
         w = weight_mat._data
@@ -120,12 +110,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
                   eps: float = 1e-12, dim: int | None = None) -> Module:
     """Parametrize ``module.<name>`` as itself divided by its spectral norm.
 
-    Args:
-        module: The module holding the parameter.
-        name: The parameter's name. Default: ``"weight"``.
-        n_power_iterations: Power-iteration steps per training forward. Default: 1.
-        eps: Floor of the norms when normalizing. Default: 1e-12.
-        dim: The output dim; ``None`` means 1 for ``ConvTranspose*d``, else 0.
+    Takes the arguments of the hook-based :func:`mininn.nn.utils.spectral_norm.spectral_norm`.
 
     Raises:
         ValueError: ``module`` has no tensor ``name``, or ``n_power_iterations <= 0``.
@@ -135,7 +120,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__ in _TRANSPOSED else 0
+        dim = _default_dim(module)
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
 

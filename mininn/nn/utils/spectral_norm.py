@@ -35,6 +35,23 @@ def _normalize(x: np.ndarray, eps: float) -> np.ndarray:
     return x / max(float(np.linalg.norm(x)), eps)
 
 
+def _random_unit_vector(weight: Tensor, size: int, eps: float) -> Tensor:
+    """A normalized N(0, 1) draw of ``size`` elements in ``weight``'s dtype: a starting ``u`` or ``v``."""
+    return Tensor(_normalize(weight.new_empty(size).normal_(0, 1)._data, eps).astype(weight._data.dtype))
+
+
+def _weight_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` as ``(size(dim), -1)``."""
+    if dim != 0:
+        weight = weight.permute(dim, *(d for d in range(weight.ndim) if d != dim))
+    return weight.reshape(weight.shape[0], -1)
+
+
+def _default_dim(module: Module) -> int:
+    """The output dim of ``module``'s weight when ``dim`` is None: 1 for ``ConvTranspose*d``, else 0."""
+    return 1 if type(module).__name__ in _TRANSPOSED else 0
+
+
 class SpectralNorm:
     """The forward pre-hook that sets ``module.<name>`` to ``<name>_orig / sigma``."""
 
@@ -54,10 +71,7 @@ class SpectralNorm:
 
     def reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
         """``weight`` as ``(size(dim), -1)``."""
-        if self.dim != 0:
-            order = [self.dim] + [d for d in range(weight.ndim) if d != self.dim]
-            weight = weight.permute(*order)
-        return weight.reshape(weight.shape[0], -1)
+        return _weight_matrix(weight, self.dim)
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
         weight = getattr(module, self.name + "_orig")
@@ -96,9 +110,8 @@ class SpectralNorm:
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         h, w = fn.reshape_weight_to_matrix(weight).shape
-        dtype = weight._data.dtype
-        u = Tensor(_normalize(weight.new_empty(h).normal_(0, 1)._data, eps).astype(dtype))
-        v = Tensor(_normalize(weight.new_empty(w).normal_(0, 1)._data, eps).astype(dtype))
+        u = _random_unit_vector(weight, h, eps)
+        v = _random_unit_vector(weight, w, eps)
         delattr(module, name)
         module.register_parameter(name + "_orig", weight)
         setattr(module, name, weight.data)
@@ -180,7 +193,7 @@ def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: in
         ValueError: ``n_power_iterations`` is not positive.
     """
     if dim is None:
-        dim = 1 if type(module).__name__ in _TRANSPOSED else 0
+        dim = _default_dim(module)
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
