@@ -63,7 +63,7 @@ def _imported(path: Path) -> Iterator[tuple[str, list[str]]]:
 
 def _graph(package: str) -> dict[str, set[str]]:
     """Module -> the modules of ``package`` it imports (``from p import sub`` names ``p.sub``)."""
-    files = {_module_name(p): p for p in (ROOT / package).rglob("*.py")}
+    files = {_module_name(p): p for p in _sources(package)}
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         edges: set[str] = set()
@@ -125,16 +125,23 @@ def test_cycle_finder_finds_a_cycle_through_a_function_level_import():
 def test_lower_layers_do_not_import_higher_ones(package, forbidden):
     offending = [
         f"{path.relative_to(ROOT)} imports {module}"
-        for path in (ROOT / package).rglob("*.py")
+        for path in _sources(package)
         for module, _ in _imported(path)
         if module.split(".")[0] in forbidden
     ]
     assert offending == []
 
 
+def _sources(folder: str) -> Iterator[Path]:
+    """The ``.py`` files under ``folder``, leaving out hidden folders (virtual environments, caches)."""
+    for path in (ROOT / folder).rglob("*.py"):
+        if not any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+            yield path
+
+
 def _outside_mininn() -> Iterator[Path]:
     for folder in ("app", "models", "benchmarks", "tests"):
-        yield from (ROOT / folder).rglob("*.py")
+        yield from _sources(folder)
 
 
 def test_no_private_mininn_module_is_imported_outside_mininn():
