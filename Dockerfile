@@ -2,7 +2,7 @@
 # mininn-serve: the KServe V2 server for mininn models, without PyTorch.
 #
 #   docker build -t mininn-serve .
-#   docker run -p 8000:8000 -v mininn-models:/models mininn-serve
+#   docker run -p 8000:8000 -p 8001:8001 -v mininn-models:/models mininn-serve
 #
 # Podman: `podman build --format docker -t mininn-serve .` (the OCI format drops HEALTHCHECK).
 # Build arguments: DEMO_MODELS (the demo models seeded into /models, default "digits minilm";
@@ -61,6 +61,7 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_ROOT_USER_ACTION=ignore \
     MININN_HOST=0.0.0.0 \
     MININN_PORT=8000 \
+    MININN_GRPC_PORT=8001 \
     MININN_MODEL_REPOSITORY=/models
 
 RUN groupadd --gid 10001 mininn \
@@ -89,7 +90,7 @@ ENV PYTHONDONTWRITEBYTECODE=1
 
 USER 10001:10001
 VOLUME ["/models"]
-EXPOSE 8000
+EXPOSE 8000 8001
 
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "/opt/mininn/healthcheck.py"]

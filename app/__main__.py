@@ -59,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.config.dictConfig(common["log_config"])  # uvicorn applies it again; here for the line below
     url = _base_url(settings.host, settings.port)
     logger.info("Model explorer at %s/ui/, API docs at %s/docs", url, url)  # here: once, whatever the workers
+    if settings.grpc_port:
+        from app.grpc.server import grpc_address
+
+        address = grpc_address(settings.host, settings.grpc_port)
+        logger.info("V2 gRPC (inference.GRPCInferenceService) at %s", address)
     if settings.workers > 1:
         uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **common)
     else:

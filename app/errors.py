@@ -61,6 +61,7 @@ __all__ = [
     "install_error_handlers",
     "loggable",
     "render_service_error",
+    "unknown_model_error",
 ]
 
 logger = logging.getLogger("app.errors")
@@ -116,6 +117,19 @@ class NotFoundError(ServiceError):
     """Unknown model, model version or route."""
 
     status_code = 404
+
+
+def unknown_model_error(name: str, available: Sequence[str]) -> NotFoundError:
+    """404 for a model the server does not know, in Triton's words, then the models it has.
+
+    Triton's clients and examples look for ``Request for unknown model: '<m>' is not found``.
+    """
+    if available:
+        listed = ", ".join(available[:20]) + (", ..." if len(available) > 20 else "")
+        listing = f"; available models: {listed}"
+    else:
+        listing = "; the repository is empty"
+    return NotFoundError(f"Request for unknown model: '{name}' is not found{listing}")
 
 
 class RequestTimeoutError(ServiceError):

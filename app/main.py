@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import routes
 from app.errors import error_responses, install_error_handlers
+from app.grpc.server import GrpcServer
 from app.http.body_timeout import BodyTimeoutMiddleware
 from app.http.middleware import RequestContextMiddleware
 from app.routes import ROUTERS, ui
@@ -116,11 +117,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+        # gRPC first: a port in use stops start-up before any model loads
+        grpc_server = await GrpcServer.start(service) if service.settings.grpc_port else None
         task = asyncio.create_task(service.start(), name="mininn-load-models")
         watch = asyncio.create_task(service.manager.watch(), name="mininn-watch-repository")
         try:
             yield
         finally:
+            if grpc_server is not None:  # calls in flight finish, as uvicorn's do
+                await grpc_server.stop()
             for running in (watch, task):
                 running.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -34,6 +34,9 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", description="Interface to listen on (0.0.0.0 in the container).")
     port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    grpc_port: int = Field(
+        8001, ge=0, le=65535, description="TCP port of the V2 gRPC endpoint (same host); 0 turns it off."
+    )
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; each loads every model.")
     log_level: LogLevel = Field("info", description="Log level of the server and of mininn.")
     device: str = Field("cpu", description="Default device of the models: cpu, cuda or cuda:N.")
@@ -109,17 +112,26 @@ class Settings(BaseSettings):
     @field_validator("device")
     @classmethod
     def _check_device(cls, value: str) -> str:
-        from mininn import device
-
-        try:
-            return str(device(value))
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(str(exc)) from None
+        return check_device(value)
 
     @field_validator("dtype")
     @classmethod
     def _check_dtype(cls, value: str) -> str:
         return check_float_dtype(value)
+
+
+def check_device(value: str) -> str:
+    """Device ``value`` as mininn names it (``"cpu"``, ``"cuda:1"``; torch's message for anything else).
+
+    Raises:
+        ValueError: not a device mininn knows.
+    """
+    from mininn import device
+
+    try:
+        return str(device(value))
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 def check_float_dtype(value: str) -> str:

@@ -1,4 +1,4 @@
-"""Serving throughput and latency under concurrent load: dynamic batching on/off, JSON/binary, vs MLServer.
+"""Serving throughput and latency under concurrent load: batching on/off, JSON/binary/gRPC, vs MLServer.
 
 Usage::
 
@@ -31,6 +31,15 @@ What it does, all on this machine, client and servers on 127.0.0.1:
   shared cores OpenBLAS's own threads made a batch-1 MLP forward 25x slower
   (57 ms against 2 ms, measured with the load average at 15). One extra series
   runs the MLP with the library default, as an out-of-the-box server would.
+- gRPC (``--no-grpc`` skips it): the MLP's binary-tensor REST points are measured
+  interleaved with the same batch-1 request over the V2 gRPC endpoint
+  (``ModelInfer`` with ``raw_input_contents``, outputs in ``raw_output_contents``),
+  batching on and off, and against MLServer's gRPC endpoint on the same weights
+  when MLServer runs. The gRPC client is a thread per client with a channel of
+  its own (its own HTTP/2 connection, like the HTTP clients' kept-alive
+  connections), sending one pre-serialized message per call with grpc's
+  synchronous stub and not decoding the answer (``grpc_closed_loop``); a status
+  other than OK is recorded as the negative gRPC code number.
 - Another series runs the MLP (JSON) on ``MININN_WORKERS=2`` processes, one per
   core here (``--no-workers`` skips it): each has its own event loop, inference
   threads and batch queue, so the unbatched requests are no longer bound to
@@ -66,6 +75,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -74,6 +84,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import numpy as np
 
@@ -99,6 +110,7 @@ CLIENT = "raw"  # or "httpx" (--client)
 BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # --blas-threads
 WORKERS = 2  # the multi-process series (--no-workers skips it): one process per core here
 OVERLOAD = {"max_queue": 16, "timeout_ms": 2000, "factor": 4, "seconds": 20}
+GRPC_INFER = "/inference.GRPCInferenceService/ModelInfer"
 
 
 # ---- repository and bodies --------------------------------------------------------------------
@@ -128,6 +140,25 @@ def write_repository(root: Path) -> dict[str, dict[str, np.ndarray]]:
 def sample(model: str) -> np.ndarray:
     shape = MODELS[model][4]
     return np.random.default_rng(1).standard_normal((1, *shape)).astype(np.float32)
+
+
+def grpc_body(model: str, name: str, x: np.ndarray) -> Body:
+    """A serialized ``ModelInferRequest`` for ``model``: one FP32 input in ``raw_input_contents``."""
+    from app.grpc import inference_pb2
+
+    request = inference_pb2.ModelInferRequest(model_name=model, raw_input_contents=[x.tobytes()])
+    request.inputs.add(name=name, datatype="FP32", shape=x.shape)
+    return Body(request.SerializeToString(), {})
+
+
+def grpc_first_output(url: str, body: Body) -> np.ndarray:
+    """The first output of one ``ModelInfer`` call (``url``: ``grpc://host:port``)."""
+    from app.grpc import inference_pb2
+
+    with grpc.insecure_channel(url.removeprefix("grpc://")) as channel:
+        answer = channel.unary_unary(GRPC_INFER)(body.content, timeout=60)
+    response = inference_pb2.ModelInferResponse.FromString(answer)
+    return np.frombuffer(response.raw_output_contents[0], "<f4").reshape(response.outputs[0].shape)
 
 
 def first_output(response: httpx.Response) -> np.ndarray:
@@ -193,6 +224,7 @@ def mininn_server(
         MININN_LOG_LEVEL="warning",
         MININN_MAX_BATCH_SIZE="64",
         MININN_MAX_QUEUE="1024",
+        MININN_GRPC_PORT="0",  # settings={"grpc_port": N} turns it on
     )
     env.update({f"MININN_{key.upper()}": str(value) for key, value in settings.items()})
     ready = f"http://127.0.0.1:{port}/v2/health/ready"
@@ -221,8 +253,11 @@ def mlserver_version() -> str:
 
 def mlserver_folder(
     root: Path, weights: dict[str, np.ndarray], workers: int, batching: bool
-) -> tuple[Path, int]:
-    """An MLServer model folder from ``mlserver_runtime/``'s settings: free ports, ``workers``, batching."""
+) -> tuple[Path, int, int]:
+    """An MLServer model folder from ``mlserver_runtime/``'s settings: free ports, ``workers``, batching.
+
+    Returns the folder, its HTTP port and its gRPC port.
+    """
     folder = root / f"mlserver-w{workers}-{'b' if batching else 'n'}"
     (folder / "mlp").mkdir(parents=True)
     np.savez(folder / "mlp" / "weights.npz", **weights)
@@ -235,7 +270,7 @@ def mlserver_folder(
     if batching:
         model.update(max_batch_size=64, max_batch_time=MLSERVER_BATCH_TIME_S)
     (folder / "mlp" / "model-settings.json").write_text(json.dumps(model))
-    return folder, settings["http_port"]
+    return folder, settings["http_port"], settings["grpc_port"]
 
 
 def mlserver(command: Path, folder: Path, port: int, log: Path) -> Any:
@@ -318,10 +353,57 @@ class Connection:
         self.reader = self.writer = None
 
 
+def grpc_closed_loop(
+    url: str, body: Body, clients: int, warmup: float, seconds: float
+) -> tuple[list[float], Counter]:
+    """:func:`closed_loop` over gRPC (``url``: ``grpc://host:port``): a thread per client.
+
+    Each client has a channel of its own (its own HTTP/2 connection) and makes
+    blocking calls with grpc's synchronous stub, sending one pre-serialized
+    message and not decoding the answer: about 170 us of client CPU per call
+    here, where ``grpc.aio``'s client spent about 300. A status other than OK is
+    recorded as minus its gRPC code number.
+    """
+    start = time.perf_counter()
+    begin, end = start + warmup, start + warmup + seconds
+    latencies: list[float] = []
+    statuses: Counter = Counter()
+    lock = threading.Lock()
+    options = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", -1)]
+
+    def one_client() -> None:
+        mine: list[float] = []
+        codes: Counter = Counter()
+        with grpc.insecure_channel(url.removeprefix("grpc://"), options=options) as channel:
+            call = channel.unary_unary(GRPC_INFER)  # bytes in, bytes out
+            while (sent := time.perf_counter()) < end:
+                try:
+                    call(body.content, timeout=120)
+                    status = 200
+                except grpc.RpcError as exc:
+                    status = -exc.code().value[0]
+                done = time.perf_counter()
+                if begin <= done <= end:
+                    mine.append(done - sent)
+                    codes[status] += 1
+        with lock:
+            latencies.extend(mine)
+            statuses.update(codes)
+
+    threads = [threading.Thread(target=one_client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies, statuses
+
+
 async def closed_loop(
     url: str, body: Body, clients: int, warmup: float, seconds: float, client: str = "raw"
 ) -> tuple[list[float], Counter]:
     """Latencies (s) and statuses of the answers that arrived in the measured window."""
+    if url.startswith("grpc://"):
+        return await asyncio.to_thread(grpc_closed_loop, url, body, clients, warmup, seconds)
     latencies: list[float] = []
     statuses: Counter = Counter()
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -446,14 +528,38 @@ def mininn_targets(
     ]
 
 
+def grpc_targets(
+    base: str, model: str, metrics: str | None = None, server: str = "mininn-serve"
+) -> list[Target]:
+    """``model`` over gRPC (``base``: ``grpc://host:port``), batching on and off.
+
+    ``metrics``: the server's HTTP base URL, whose ``/metrics`` give the rows per forward.
+    """
+    return [
+        Target(
+            server,
+            model,
+            batching,
+            "grpc",
+            base,
+            grpc_body(model if batching else model + "-nobatch", MODELS[model][3], sample(model)),
+            metrics,
+        )
+        for batching in (True, False)
+    ]
+
+
 def check(targets: list[Target], reference: np.ndarray | None) -> bool:
     """Whether every target answers ``reference`` (the first answer when None) for its sample."""
     same = True
     for target in targets:
-        response = httpx.post(
-            target.url, content=target.body.content, headers=target.body.headers, timeout=60
-        )
-        output = first_output(response)
+        if target.protocol == "grpc":
+            output = grpc_first_output(target.url, target.body)
+        else:
+            response = httpx.post(
+                target.url, content=target.body.content, headers=target.body.headers, timeout=60
+            )
+            output = first_output(response)
         reference = output if reference is None else reference
         same &= bool(np.allclose(output, reference, rtol=1e-4, atol=1e-4))
     return same
@@ -491,13 +597,17 @@ def mlserver_targets(stack: ExitStack, work: Path, weights: dict[str, np.ndarray
     """Start MLServer with workers 1 and 0, adaptive batching off and on; their targets."""
     command = setup_mlserver()
     body = json_body("input", sample("mlp"))
+    over_grpc = grpc_body("mlp", "input", sample("mlp"))
     targets = []
     for workers in (1, 0):
         for batching in (False, True):
-            folder, port = mlserver_folder(work, weights, workers, batching)
+            folder, port, grpc_port = mlserver_folder(work, weights, workers, batching)
             stack.enter_context(mlserver(command, folder, port, work / f"{folder.name}.log"))
             url = f"http://127.0.0.1:{port}/v2/models/mlp/infer"
-            targets.append(Target(f"mlserver workers={workers}", "mlp", batching, "json", url, body))
+            server = f"mlserver workers={workers}"
+            targets.append(Target(server, "mlp", batching, "json", url, body))
+            grpc_url = f"grpc://127.0.0.1:{grpc_port}"
+            targets.append(Target(server, "mlp", batching, "grpc", grpc_url, over_grpc))
     return targets
 
 
@@ -505,20 +615,28 @@ def run_sweeps(
     work: Path, weights: dict[str, dict[str, np.ndarray]], opts: argparse.Namespace
 ) -> dict[str, Any]:
     results: dict[str, Any] = {"points": []}
-    port = free_port()
+    port, grpc_port = free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
     with ExitStack() as stack:
-        stack.enter_context(mininn_server(work / "repository", port, work / "mininn.log"))
+        log = work / "mininn.log"
+        stack.enter_context(mininn_server(work / "repository", port, log, grpc_port=grpc_port))
         if "mlp" in opts.models:
             ours = mininn_targets(base, "mlp", ("json",))
             peers = [] if opts.no_mlserver else mlserver_targets(stack, work, weights["mlp"])
+            peers_json = [t for t in peers if t.protocol == "json"]
             expected = numpy_mlp(weights["mlp"], sample("mlp"))
-            results["outputs_match"] = {"mlp": check(ours + peers, expected)}
+            results["outputs_match"] = {"mlp": check(ours + peers_json, expected)}
             print("mlp, JSON: mininn-serve and MLServer (same weights), interleaved", flush=True)
-            results["points"] += sweep(ours + peers, opts)
+            results["points"] += sweep(ours + peers_json, opts)
             binary = mininn_targets(base, "mlp", ("binary",))
             results["outputs_match"]["mlp binary"] = check(binary, expected)
-            print("mlp, binary tensors (MLServer takes none)", flush=True)
+            if opts.grpc:
+                over_grpc = grpc_targets(f"grpc://127.0.0.1:{grpc_port}", "mlp", base)
+                over_grpc += [t for t in peers if t.protocol == "grpc"]
+                results["outputs_match"]["mlp grpc"] = check(over_grpc, expected)
+                binary += over_grpc
+            also = " and gRPC raw contents" if opts.grpc else ""
+            print(f"mlp, binary tensors over REST{also} (MLServer takes no binary REST)", flush=True)
             results["points"] += sweep(binary, opts)
             if peers:
                 results["mlserver"] = {
@@ -687,7 +805,34 @@ def targets(points: list[Point]) -> dict[str, Any]:
     off_w = find(points, server=server, model="mlp", batching=False, protocol="json", concurrency=32)
     if on_w and off_w and off_w.throughput:
         summary[f"mlp_json_c32_{WORKERS}_workers_batching_speedup"] = on_w.throughput / off_w.throughput
-    peers = [p for p in points if p.server.startswith("mlserver") and p.concurrency == 32]
+    for clients in CONCURRENCY:
+        ours = {"server": "mininn-serve", "model": "mlp", "batching": True, "concurrency": clients}
+        rest, over_grpc = find(points, protocol="binary", **ours), find(points, protocol="grpc", **ours)
+        if rest and over_grpc and rest.throughput:
+            summary[f"mlp_c{clients}_grpc_vs_binary_rest"] = {
+                "grpc_rps": over_grpc.throughput,
+                "binary_rest_rps": rest.throughput,
+                "grpc_over_rest": over_grpc.throughput / rest.throughput,
+                "grpc_p99_ms": over_grpc.p99_ms,
+                "binary_rest_p99_ms": rest.p99_ms,
+            }
+        theirs = [
+            p
+            for p in points
+            if p.server.startswith("mlserver") and p.protocol == "grpc" and p.concurrency == clients
+        ]
+        if over_grpc and theirs:
+            best = max(theirs, key=lambda p: p.throughput)
+            summary[f"mlp_c{clients}_grpc_best_mlserver_grpc"] = {
+                "server": best.server,
+                "batching": best.batching,
+                "throughput": best.throughput,
+                "p99_ms": best.p99_ms,
+                "ours_over_theirs": over_grpc.throughput / best.throughput if best.throughput else None,
+            }
+    peers = [
+        p for p in points if p.server.startswith("mlserver") and p.protocol == "json" and p.concurrency == 32
+    ]
     if on and peers:
         best = max(peers, key=lambda p: p.throughput)
         summary["mlp_json_c32_best_mlserver"] = {
@@ -711,6 +856,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--concurrency", nargs="+", type=int, default=list(CONCURRENCY))
     parser.add_argument("--no-mlserver", action="store_true", help="skip the MLServer comparison")
     parser.add_argument("--no-overload", action="store_true", help="skip the overload section")
+    parser.add_argument("--no-grpc", dest="grpc", action="store_false", help="skip the gRPC points")
     parser.add_argument(
         "--no-default-blas", dest="default_blas", action="store_false", help="skip the unpinned-BLAS mlp run"
     )

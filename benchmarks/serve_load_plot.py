@@ -14,7 +14,7 @@ __all__ = ["plot"]
 
 
 def style(point: dict[str, Any]) -> dict[str, Any]:
-    """Colour by server and batching, dashes for MLServer, dots for binary tensors."""
+    """Colour by server and batching, dashes for MLServer, dots for binary tensors, dash-dots for gRPC."""
     colors = {
         ("mininn-serve", True): "tab:blue",
         ("mininn-serve", False): "tab:orange",
@@ -29,6 +29,8 @@ def style(point: dict[str, Any]) -> dict[str, Any]:
     }
     server, binary = point["server"], point["protocol"] == "binary"
     dashes = "--" if server.startswith("mlserver") else (":" if binary else "-")
+    if point["protocol"] == "grpc":
+        dashes = "-."
     return {"color": colors.get((server, point["batching"]), "black"), "linestyle": dashes, "marker": "o"}
 
 

@@ -54,6 +54,7 @@ class _Demo:
     config: dict
     description: str
     write: Callable[[Path, _Demo], None]  # writes 1/weights.safetensors and resources into the folder
+    labels: str | None = None  # model.json's "labels": the class label file that `write` writes
 
 
 def minilm_package_dir() -> Path | None:
@@ -67,6 +68,8 @@ def minilm_package_dir() -> Path | None:
 
 def _write_digits(folder: Path, demo: _Demo) -> None:
     shutil.copyfile(digits.WEIGHTS_PATH, folder / "1" / WEIGHTS_FILE)
+    # class i is the digit i: tritonclient's class_count answers "0.998:7:7"
+    (folder / str(demo.labels)).write_text("".join(f"{digit}\n" for digit in range(10)), encoding="utf-8")
 
 
 def _write_minilm(folder: Path, demo: _Demo) -> None:
@@ -85,6 +88,7 @@ DEMO_MODELS: tuple[_Demo, ...] = (
         config=digits.CONFIG_DICT,
         description="LeNet-5 trained with mininn on real 28x28 MNIST digits; input in [0, 1], white on black",
         write=_write_digits,
+        labels="labels.txt",
     ),
     _Demo(
         name="minilm",
@@ -166,5 +170,6 @@ def _write_model_json(folder: Path, demo: _Demo) -> None:
         "config": demo.config,
         "max_batch_size": MAX_BATCH_SIZE,
         "description": demo.description,
+        **({"labels": demo.labels} if demo.labels else {}),
     }
     (folder / "model.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -9,7 +9,7 @@ or binary tensors and compress per ``Accept-Encoding``. ``/infer`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from fastapi import Request, Response
@@ -19,7 +19,7 @@ from app.runtime.batching import cancel_on_disconnect
 from app.runtime.dataplane import DataPlane
 from app.runtime.manager import ModelVersion
 from app.v2 import InferenceRequest, choose_encoding, compress, decompress, parse_inference_request
-from app.v2.captures import encode_results
+from app.v2.captures import INFER_PARAMETERS, encode_results
 from app.v2.compression import MIN_COMPRESS_BYTES
 from mininn.nn import ActivationCapture
 
@@ -33,10 +33,12 @@ async def serve_rest_inference(
     plane: DataPlane,
     model: ModelVersion,
     read_capture: CaptureReader,
+    accepts: Collection[str] = INFER_PARAMETERS,
 ) -> Response:
     """Answer one HTTP inference request on ``model`` through the data plane.
 
-    ``read_capture(parsed, module, max_elements=...)`` is the capture the request asks for (None: none).
+    ``read_capture(parsed, module, max_elements=...)`` is the capture the request asks for (None: none);
+    ``accepts`` the request parameters it reads (:meth:`DataPlane.infer`).
     """
     limit = plane.settings.max_request_bytes
     max_elements = plane.settings.max_activation_elements
@@ -69,6 +71,7 @@ async def serve_rest_inference(
         encode,
         capture_for=lambda parsed: read_capture(parsed, model.module, max_elements=max_elements),
         wait=lambda work: cancel_on_disconnect(request.receive, work),
+        accepts=accepts,
     )
 
 

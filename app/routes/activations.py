@@ -14,7 +14,7 @@ from app.http.dependencies import PlaneDep
 from app.routes._inference import inference_openapi, inference_responses, serve_rest_inference
 from app.routes._params import on_both_forms
 from app.runtime.manager import ModelVersion
-from app.v2.captures import activations_capture
+from app.v2.captures import ACTIVATION_FIELDS, activations_capture
 
 __all__ = ["router"]
 
@@ -66,7 +66,7 @@ _RESPONSES = inference_responses(
 
 async def activations(model: ModelVersion, request: Request, plane: PlaneDep) -> Response:
     """Run the model (the highest version, or the one in the path) with hooks on the chosen modules."""
-    return await serve_rest_inference(request, plane, model, activations_capture)
+    return await serve_rest_inference(request, plane, model, activations_capture, ACTIVATION_FIELDS)
 
 
 on_both_forms(

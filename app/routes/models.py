@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends
 
+from app.errors import ServiceUnavailableError
 from app.http.auth import require_read
 from app.http.dependencies import PlaneDep
 from app.routes._params import ModelRef, on_both_forms
@@ -43,9 +44,17 @@ async def model_metadata(model: ModelRef, plane: PlaneDep) -> dict[str, Any]:
     return plane.metadata(model.name, model.version)
 
 
-async def model_ready(model: ModelVersion) -> Response:
-    """200 (empty body) when the model serves; 503 with the reason when not; 404 when unknown."""
-    return Response(status_code=200)
+async def model_ready(model: ModelRef, plane: PlaneDep) -> dict[str, Any]:
+    """``{"name", "ready": true}`` (200) when the model serves; 503 with the reason; 404 when unknown.
+
+    The 503 body is ``{"error": <reason>, "name": ..., "ready": false}``.
+    """
+    try:
+        plane.model(model.name, model.version)
+    except ServiceUnavailableError as exc:
+        exc.details.update(name=model.name, ready=False)
+        raise
+    return {"name": model.name, "ready": True}
 
 
 async def model_config(model: ModelVersion, plane: PlaneDep) -> dict[str, Any]:
@@ -60,6 +69,7 @@ async def model_statistics(model: ModelRef, plane: PlaneDep) -> dict[str, Any]:
 
 _METADATA_RESPONSES = {200: {"content": {"application/json": {"example": _METADATA_EXAMPLE}}}}
 on_both_forms(router, "GET", "", model_metadata, summary="Model metadata", responses=_METADATA_RESPONSES)
-on_both_forms(router, "GET", "/ready", model_ready, summary="Model readiness", response_class=Response)
+_READY_RESPONSES = {200: {"content": {"application/json": {"example": {"name": "digits", "ready": True}}}}}
+on_both_forms(router, "GET", "/ready", model_ready, summary="Model readiness", responses=_READY_RESPONSES)
 on_both_forms(router, "GET", "/config", model_config, summary="Triton-style model configuration")
 on_both_forms(router, "GET", "/stats", model_statistics, summary="Model statistics")

@@ -17,12 +17,10 @@ import models
 from app.errors import ForbiddenError, UnprocessableError
 from app.http.auth import require_read, require_write
 from app.http.body import read_body, read_json_object
-from app.http.dependencies import ManagerDep
+from app.http.dependencies import ManagerDep, PlaneDep
 from app.http.json_limits import load_json
 from app.routes._params import ModelName
 from app.store.repository import (
-    ModelSpec,
-    parse_spec,
     spec_from_document,
     validate_file_name,
     validate_model_name,
@@ -79,23 +77,23 @@ async def repository_index(request: Request, manager: ManagerDep) -> list[dict[s
             "required": False,
             "content": {
                 "application/json": {
-                    "example": {
-                        "parameters": {"config": '{"architecture": "mlp", "config": {"in_features": 4}}'}
-                    }
+                    "example": {"parameters": {"config": '{"max_batch_size": 16, "dynamic_batching": false}'}}
                 }
             },
         }
     },
 )
-async def load_model(model_name: ModelName, request: Request, manager: ManagerDep) -> dict[str, Any]:
+async def load_model(model_name: ModelName, request: Request, plane: PlaneDep) -> dict[str, Any]:
     """Read the model's ``model.json`` and weights again and serve them once warmed up.
 
-    ``{"parameters": {"config": "<model.json as a string>"}}`` overrides
-    ``model.json`` for this load (it is not saved). 422 with the reason when
-    loading fails; a model that was serving keeps its previous versions.
+    ``{"parameters": {"config": "<JSON object as a string>"}}`` (Triton's
+    ``load_model(config=...)``) applies the given ``model.json`` keys over the
+    file for this load; it is not written to disk. 400 for unknown keys or bad
+    values, 422 with the reason when loading fails; a model that was serving
+    keeps its previous versions.
     """
     body = await read_json_object(request)
-    entry = await manager.load(model_name, _config_override(model_name, body))
+    entry = await plane.load(model_name, body.get("parameters"))
     return {
         "name": entry.name,
         "state": entry.state.value,
@@ -109,10 +107,10 @@ async def load_model(model_name: ModelName, request: Request, manager: ManagerDe
     summary="Unload a model",
     dependencies=[Depends(require_write)],
 )
-async def unload_model(model_name: ModelName, request: Request, manager: ManagerDep) -> dict[str, Any]:
+async def unload_model(model_name: ModelName, request: Request, plane: PlaneDep) -> dict[str, Any]:
     """Stop serving the model; its files stay. Requests then get 503 until it is loaded again."""
     await read_json_object(request)  # {"parameters": {"unload_dependents": ...}} has nothing to do here
-    await manager.unload(model_name)
+    await plane.unload(model_name)
     return {"name": model_name, "state": "UNAVAILABLE"}
 
 
@@ -225,23 +223,3 @@ async def put_model(
         "versions": [str(v) for v in sorted(entry.versions)],
         "load_error": error,
     }
-
-
-def _config_override(name: str, body: dict[str, Any]) -> ModelSpec | None:
-    parameters = body.get("parameters")
-    if parameters is None:
-        return None
-    if not isinstance(parameters, dict):
-        raise UnprocessableError("'parameters' must be a JSON object")
-    files = sorted(key for key in parameters if key.startswith("file:"))
-    if files:
-        raise UnprocessableError(
-            f"file overrides ({', '.join(files)}) are not supported; put weights in the repository "
-            f"under {name}/<version>/weights.safetensors"
-        )
-    config = parameters.get("config")
-    if config is None:
-        return None
-    if not isinstance(config, str):
-        raise UnprocessableError("load parameter 'config' must be a string holding model.json")
-    return parse_spec(config, "load parameter 'config'")

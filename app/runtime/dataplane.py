@@ -20,18 +20,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from app.errors import NotFoundError
+from app.errors import BadRequestError, NotFoundError, UnprocessableError
 from app.log import request_id_var
 from app.runtime.batching import BatchingPolicy
 from app.runtime.inspection import module_tree, parameter_table
+from app.runtime.labels import label_files
+from app.runtime.load_config import apply_load_config, load_config_parameter
 from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion
 from app.settings import Settings
-from app.store.repository import parse_version
+from app.store.repository import ModelSpec, parse_version
 from app.v2 import InferenceRequest, triton_type
+from app.v2.captures import INFER_PARAMETERS
+from app.v2.classification import check_classification, classify_outputs
+from app.v2.parameters import check_request_parameters
 from mininn.nn import ActivationCapture
 
 __all__ = ["PLATFORM", "DataPlane", "InferenceDecoder", "InferenceEncoder"]
@@ -80,6 +85,7 @@ class DataPlane:
         *,
         capture_for: Callable[[InferenceRequest], ActivationCapture | None] | None = None,
         wait: Callable[[Awaitable[Outputs]], Awaitable[Outputs]] | None = None,
+        accepts: Collection[str] = INFER_PARAMETERS,
     ) -> R:
         """Decode, run and encode one inference request on ``model``; statistics record every try.
 
@@ -87,6 +93,9 @@ class DataPlane:
         ``MININN_REQUEST_TIMEOUT_MS``; the model's batching policy decides
         whether the request waits to join others. A request with a capture
         runs alone, with the capture's hooks active around its forward.
+        Request parameters nobody reads are refused before the model runs
+        (:mod:`app.v2.parameters`); outputs asked for with ``classification``
+        come back as their top classes (:mod:`app.v2.classification`).
 
         Args:
             model: the version that answers (:meth:`model`).
@@ -94,6 +103,8 @@ class DataPlane:
             encode: builds the response from the request and its outputs.
             capture_for: the activation capture the parsed request asks for (None: none).
             wait: wraps the wait for the outputs, e.g. to cancel it when the client leaves.
+            accepts: the request parameters the endpoint reads besides ``timeout`` and
+                ``binary_data_output`` (default: ``/infer``'s capture parameters).
 
         Raises:
             ServiceError: a bad request, a full queue (503), a passed deadline (504), a
@@ -103,6 +114,8 @@ class DataPlane:
         ok, batch_size, input_ns, output_ns = False, 1, 0, 0
         try:
             request = await decode()
+            check_request_parameters(request.parameters, model=model.name, accepts=accepts)
+            check_classification(request.outputs, model.output_datatypes)
             capture = capture_for(request) if capture_for is not None else None
             batch_size, input_ns = request.batch_size, time.perf_counter_ns() - started
             timeout_ms = request.timeout_us / 1e3 if request.timeout_us else self.settings.request_timeout_ms
@@ -116,6 +129,9 @@ class DataPlane:
             )
             outputs = await (wait(work) if wait is not None else work)
             inferred_at = time.perf_counter_ns()
+            outputs = classify_outputs(
+                request.outputs, outputs, shapes=model.output_shapes, labels=model.labels
+            )
             response = encode(request, outputs)
             output_ns, ok = time.perf_counter_ns() - inferred_at, True
             logger.debug(
@@ -174,14 +190,15 @@ class DataPlane:
         """Triton's model configuration of ``model`` (what ``get_model_config`` reads)."""
         batched = model.max_batch_size > 0
         spec = model.spec
+        labels = label_files(spec, list(model.labels))
         config: dict[str, Any] = {
             "name": model.name,
             "platform": PLATFORM,
             "backend": PLATFORM,
             "version_policy": {"all": {}},
             "max_batch_size": model.max_batch_size,
-            "input": [_config_tensor(s, batched, is_input=True) for s in model.inputs],
-            "output": [_config_tensor(s, batched, is_input=False) for s in model.outputs],
+            "input": [_config_input(s, batched) for s in model.inputs],
+            "output": [_config_output(s, batched, labels.get(s.name)) for s in model.outputs],
             "instance_group": [_instance_group(model)],
             "parameters": {
                 "architecture": {"string_value": spec.label},
@@ -230,6 +247,41 @@ class DataPlane:
         tree = module_tree(model.module)
         return {"model_name": model.name, "model_version": str(model.version), "root": tree}
 
+    # ---- the repository -----------------------------------------------------------------------
+    async def load(self, name: str, parameters: Any = None) -> ModelEntry:
+        """Load or reload ``name`` from the repository; ``parameters`` are the load request's.
+
+        ``config`` (a string holding a JSON object, as Triton's ``load_model(config=...)``
+        sends) applies its keys over the model's ``model.json`` for this load; it is
+        not written to disk (:mod:`app.runtime.load_config`).
+
+        Raises:
+            BadRequestError: bad parameters, or a config with unknown keys or bad values.
+            UnprocessableError: the model failed to load.
+            NotFoundError: no such model in the repository.
+        """
+        config = load_config_parameter(name, parameters)
+        spec = None
+        if config is not None and self.manager.repository.has_model(name):
+            try:
+                base: ModelSpec | None = await asyncio.to_thread(self.manager.repository.read_spec, name)
+            except UnprocessableError:  # no or a broken model.json: the config must be a whole one
+                base = None
+            spec = apply_load_config(name, base, config)
+            try:
+                BatchingPolicy.for_model(spec, 0, self.settings)
+            except UnprocessableError as exc:
+                raise BadRequestError(f"failed to load '{name}': {exc.message}") from None
+        return await self.manager.load(name, spec)
+
+    async def unload(self, name: str) -> None:
+        """Stop serving ``name``; its files stay.
+
+        Raises:
+            NotFoundError: no such model.
+        """
+        await self.manager.unload(name)
+
 
 def _ready_version(entry: ModelEntry, version: int | None) -> ModelVersion | None:
     if entry.state is not ModelState.READY:
@@ -241,12 +293,25 @@ def _tensor(spec: Any) -> dict[str, Any]:
     return {"name": spec.name, "datatype": spec.datatype, "shape": list(spec.shape)}
 
 
-def _config_tensor(spec: Any, batched: bool, *, is_input: bool) -> dict[str, Any]:
+def _config_tensor(spec: Any, batched: bool) -> dict[str, Any]:
     dims = list(spec.shape[1:] if batched else spec.shape)
-    tensor: dict[str, Any] = {"name": spec.name, "data_type": triton_type(spec.datatype), "dims": dims}
-    if is_input:
-        tensor.update(format="FORMAT_NONE", optional=False)
-    return tensor
+    return {"name": spec.name, "data_type": triton_type(spec.datatype), "dims": dims}
+
+
+def _config_input(spec: Any, batched: bool) -> dict[str, Any]:
+    tensor = _config_tensor(spec, batched)
+    return {**tensor, "format": _input_format(spec.datatype, tensor["dims"]), "optional": False}
+
+
+def _config_output(spec: Any, batched: bool, label_filename: str | None) -> dict[str, Any]:
+    tensor = _config_tensor(spec, batched)
+    return {**tensor, "label_filename": label_filename} if label_filename else tensor
+
+
+def _input_format(datatype: str, dims: list[int]) -> str:
+    """``FORMAT_NCHW`` for an image: floating, channels (1, 3 or 4) first, then height and width."""
+    floating = datatype in ("FP16", "BF16", "FP32", "FP64")
+    return "FORMAT_NCHW" if floating and len(dims) == 3 and dims[0] in (1, 3, 4) else "FORMAT_NONE"
 
 
 def _instance_group(model: ModelVersion) -> dict[str, Any]:

@@ -60,7 +60,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.errors import NotFoundError, ServiceError, ServiceUnavailableError, UnprocessableError
+from app.errors import (
+    NotFoundError,
+    ServiceError,
+    ServiceUnavailableError,
+    UnprocessableError,
+    unknown_model_error,
+)
 from app.runtime.metrics import Metrics
 from app.runtime.versions import (
     LoadError,
@@ -214,7 +220,8 @@ class ModelManager:
         """
         validate_model_name(name)
         if not self.repository.has_model(name):
-            self.repository.read_spec(name)  # raises NotFoundError listing the models
+            unknown = unknown_model_error(name, self.repository.model_names())
+            raise NotFoundError(f"failed to load '{name}': {unknown.message}")
         async with self._lock(name):
             return await self._load_locked(name, spec)
 
@@ -235,7 +242,7 @@ class ModelManager:
         except (LoadError, ServiceError) as exc:
             reason = exc.message if isinstance(exc, ServiceError) else str(exc)
             self._record_failure(entry, reason, keep_serving=was_ready)
-            raise UnprocessableError(f"failed to load model '{name}': {reason}") from None
+            raise UnprocessableError(f"failed to load '{name}': {reason}") from None
         newest = max(slots)
         for number, slot in slots.items():  # the older versions loaded count as named
             if slot.loaded is not None and number != newest:
@@ -319,7 +326,7 @@ class ModelManager:
             loaded = self._load_slot(slot)
         except (LoadError, ServiceError) as exc:
             reason = exc.message if isinstance(exc, ServiceError) else str(exc)
-            message = f"failed to load model '{slot.name}' version {slot.version}: {reason}"
+            message = f"failed to load '{slot.name}' version {slot.version}: {reason}"
             raise UnprocessableError(message) from None
         entry = self._entries.get(slot.name)
         if entry is not None and entry.versions.get(slot.version) is slot:
@@ -613,8 +620,7 @@ class ModelManager:
             return entry
         if self.repository.has_model(name):
             return ModelEntry(name, reason=f"not loaded; load it with POST /v2/repository/models/{name}/load")
-        self.repository.read_spec(name)  # raises NotFoundError naming the available models
-        raise NotFoundError(f"unknown model '{name}'")  # pragma: no cover - read_spec raised
+        raise unknown_model_error(name, self.repository.model_names())
 
     def is_known(self, name: str) -> bool:
         """Whether ``name`` is loaded or was tried (cheap; for metric labels)."""

@@ -3,7 +3,10 @@
 Each app gets its own registry (so tests can build many apps in one process);
 with ``MININN_WORKERS`` > 1 each worker process reports its own numbers.
 The ``model`` label is a model that the repository holds, never an arbitrary
-name from a URL, so a client cannot blow up the number of series.
+name from a URL, so a client cannot blow up the number of series. gRPC calls
+count in the request families with the method path as ``endpoint``
+(``/inference.GRPCInferenceService/ModelInfer``), ``GRPC`` as ``method`` and the
+status code's name (``OK``, ``NOT_FOUND``) as ``status``.
 """
 
 from __future__ import annotations
@@ -49,13 +52,13 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "mininn_requests_total",
-            "HTTP requests by model, endpoint (route template), method and status code.",
+            "HTTP and gRPC requests by model, endpoint (route template or gRPC method), method and status.",
             ["model", "endpoint", "method", "status"],
             registry=self.registry,
         )
         self.failures = Counter(
             "mininn_request_failures_total",
-            "HTTP requests answered with a 4xx or 5xx status.",
+            "HTTP requests answered with a 4xx or 5xx status, gRPC calls with a status other than OK.",
             ["model", "endpoint", "status"],
             registry=self.registry,
         )
@@ -67,7 +70,9 @@ class Metrics:
             registry=self.registry,
         )
         self.in_flight = Gauge(
-            "mininn_requests_in_flight", "HTTP requests being handled right now.", registry=self.registry
+            "mininn_requests_in_flight",
+            "HTTP requests and gRPC calls being handled right now.",
+            registry=self.registry,
         )
         self.inference = Histogram(
             "mininn_inference_duration_seconds",

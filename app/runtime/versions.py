@@ -31,13 +31,14 @@ import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mininn
 import models
 from app.errors import ServiceError, UnprocessableError
+from app.runtime.labels import check_labels_key, read_labels
 from app.runtime.metrics import Metrics
 from app.runtime.runner import ModelRunner
 from app.runtime.statistics import InferenceStatistics
@@ -82,6 +83,7 @@ class ModelVersion:
         max_batch_size: largest batch per request (0: not batched).
         load_seconds: how long loading and warm-up took.
         source: the identity of the weights file it was loaded from (None: unknown).
+        labels: output name -> its class labels (``"labels"`` in ``model.json``; :mod:`app.runtime.labels`).
     """
 
     name: str
@@ -95,6 +97,7 @@ class ModelVersion:
     max_batch_size: int
     load_seconds: float
     source: FileIdentity | None = None
+    labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def module(self) -> mininn.nn.Module:
@@ -115,6 +118,11 @@ class ModelVersion:
     def output_datatypes(self) -> dict[str, str]:
         """Output name -> V2 datatype, for encoding responses."""
         return {spec.name: spec.datatype for spec in self.servable.outputs}
+
+    @functools.cached_property
+    def output_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Output name -> declared shape (``-1``: any size; first: the batch dimension)."""
+        return {spec.name: tuple(spec.shape) for spec in self.servable.outputs}
 
 
 class VersionSlot:
@@ -259,7 +267,18 @@ class VersionLoader:
         """
         device, dtype = self.placement(spec)
         prepare_servable(servable, device, dtype, where)
+        self.labels(name, spec, servable, where)
         logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
+
+    def labels(self, name: str, spec: ModelSpec, servable: Any, where: str) -> dict[str, tuple[str, ...]]:
+        """The class labels of ``servable``'s outputs, from the files ``model.json``'s ``labels`` names.
+
+        Raises:
+            LoadError: a bad ``labels`` key or label file.
+        """
+        outputs = [output.name for output in servable.outputs]
+        with _step(f"{where}: reading labels"):
+            return read_labels(spec, self.repository.model_dir(name), outputs)
 
     def make_version(
         self,
@@ -288,8 +307,9 @@ class VersionLoader:
             "model %s version %d ready on %s/%s in %.0f ms", name, version, device, dtype, seconds * 1e3
         )
         limit = self.batch_limit(spec, servable.batchable)
+        labels = self.labels(name, spec, servable, f"version {version}")
         return ModelVersion(
-            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source
+            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source, labels
         )
 
     def placement(self, spec: ModelSpec) -> tuple[str, str]:
@@ -420,6 +440,7 @@ def check_spec(spec: ModelSpec, folder: Path | None = None) -> None:
         UnprocessableError: unknown architecture (``details["architectures"]``), a
             config it refuses (``details["accepted_keys"]``), or code that fails.
     """
+    check_labels_key(spec)
     if spec.module is not None:
         try:
             build_servable(spec, folder if folder is not None else Path("."))

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError
+from app.errors import BadRequestError, ConflictError, NotFoundError, UnprocessableError, unknown_model_error
 from app.http import json_limits
 from app.settings import check_device, check_float_dtype
 
@@ -496,7 +496,7 @@ class ModelRepository:
     def _existing_dir(self, name: str) -> Path:
         folder = self.model_dir(name)
         if not folder.is_dir():
-            raise NotFoundError(f"unknown model '{name}'{_available(self.model_names())}")
+            raise unknown_model_error(name, self.model_names())
         return folder
 
 
@@ -616,8 +616,3 @@ def _weights_in(folder: Path) -> Path | None:
     return None
 
 
-def _available(names: list[str]) -> str:
-    if not names:
-        return "; the repository is empty"
-    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
-    return f"; available models: {shown}"

@@ -56,6 +56,7 @@ __all__ = [
     "activations_capture",
     "encode_results",
     "infer_capture",
+    "with_capture_outputs",
 ]
 
 ACTIVATION_FIELDS = ("modules", "capture", "reduce", "bins", "interventions")
@@ -189,17 +190,12 @@ def encode_results(
         datatypes: the model's output name -> V2 datatype; any other result is a capture.
     """
     captures = {name: value for name, value in results.items() if name not in datatypes}
-    requested = request.outputs
-    arrays = [name for name, value in captures.items() if not isinstance(value, ActivationStats)]
-    if arrays:
-        binary = request.parameters.get("binary_data_output") is True or any(r.binary for r in requested)
-        requested = [*requested, *(RequestedOutput(name, binary) for name in arrays)]
     encoded = encode_inference_response(
         model_name=model_name,
         model_version=model_version,
         request_id=request.id,
         outputs=results,
-        requested=requested,
+        requested=with_capture_outputs(request, results, datatypes),
         datatypes=datatypes,
     )
     stats = [
@@ -208,6 +204,25 @@ def encode_results(
         if isinstance(value, ActivationStats)
     ]
     return _with_activations(encoded, stats) if stats else encoded
+
+
+def with_capture_outputs(
+    request: InferenceRequest, results: Mapping[str, Any], datatypes: Mapping[str, str]
+) -> list[RequestedOutput]:
+    """The request's outputs, then every captured tensor as one more output (statistics are not outputs).
+
+    Captures are binary when the request asks for any binary output.
+    """
+    requested = request.outputs
+    arrays = [
+        name
+        for name, value in results.items()
+        if name not in datatypes and not isinstance(value, ActivationStats)
+    ]
+    if not arrays:
+        return requested
+    binary = request.parameters.get("binary_data_output") is True or any(r.binary for r in requested)
+    return [*requested, *(RequestedOutput(name, binary) for name in arrays)]
 
 
 def _with_activations(encoded: EncodedResponse, stats: list[dict[str, Any]]) -> EncodedResponse:

@@ -23,7 +23,13 @@ from app.http.json_limits import parse_json
 from app.v2.datatypes import DATATYPES
 from app.v2.tensors import decode_binary, decode_json
 
-__all__ = ["InferenceRequest", "RequestedOutput", "TensorSpecLike", "parse_inference_request"]
+__all__ = [
+    "InferenceRequest",
+    "RequestedOutput",
+    "TensorSpecLike",
+    "decode_inference_document",
+    "parse_inference_request",
+]
 
 
 class TensorSpecLike(Protocol):
@@ -36,11 +42,20 @@ class TensorSpecLike(Protocol):
 
 @dataclass(frozen=True)
 class RequestedOutput:
-    """An output the response must carry, and whether as binary data."""
+    """An output the response must carry, and how.
+
+    Attributes:
+        name: the output's name.
+        binary: send it as binary data rather than JSON ``data``.
+        parameters: the output's ``parameters`` as sent.
+        classification: send its top ``classification`` classes instead of the
+            tensor (:mod:`app.v2.classification`); 0: the tensor itself.
+    """
 
     name: str
     binary: bool
     parameters: dict[str, Any] = field(default_factory=dict)
+    classification: int = 0
 
 
 @dataclass
@@ -95,10 +110,44 @@ def parse_inference_request(
     """
     header, tail_start = _split(body, header_length)
     document = _parse_json(header, binary=header_length is not None)
+    return decode_inference_document(
+        document,
+        body,
+        tail_start,
+        model=model,
+        inputs=inputs,
+        outputs=outputs,
+        max_batch_size=max_batch_size,
+        extra_outputs=extra_outputs,
+    )
+
+
+def decode_inference_document(
+    document: dict[str, Any],
+    tail: bytes,
+    tail_start: int = 0,
+    *,
+    model: str,
+    inputs: Sequence[TensorSpecLike],
+    outputs: Sequence[TensorSpecLike],
+    max_batch_size: int = 0,
+    extra_outputs: bool = False,
+) -> InferenceRequest:
+    """Check a request already in the JSON form against the model, and build its arrays.
+
+    Every transport ends here: the REST parser with the JSON it read, the gRPC
+    servicer (:mod:`app.grpc`) with its protobuf message in the same form. An
+    input with a ``binary_data_size`` parameter takes that many bytes of
+    ``tail``, from ``tail_start`` on and in input order; the others carry ``data``.
+
+    Raises:
+        BadRequestError: binary sizes or framing do not add up.
+        UnprocessableError: the request does not fit the model.
+    """
     request_id = _request_id(document)
     parameters = _mapping(document.get("parameters"), "request 'parameters'")
     specs = {spec.name: spec for spec in inputs}
-    arrays = _decode_inputs(document, body, tail_start, specs, model)
+    arrays = _decode_inputs(document, tail, tail_start, specs, model)
     batch_size = _batch_size(arrays, specs, model, max_batch_size)
     requested = _requested_outputs(document, parameters, outputs, model, extra_outputs)
     return InferenceRequest(
@@ -217,14 +266,20 @@ def _decode_input(
     if size is None:
         if "data" not in entry:
             raise UnprocessableError(f"{what} has neither 'data' nor a 'binary_data_size' parameter")
-        return name, decode_json(entry["data"], datatype, shape, what), offset
+        return name, _as_declared(decode_json(entry["data"], datatype, shape, what), spec), offset
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise BadRequestError(f"{what}: binary_data_size must be a non-negative integer, got {size!r}")
     if offset + size > len(body):
         raise BadRequestError(
             f"{what}: binary_data_size is {size} but only {len(body) - offset} bytes of binary data remain"
         )
-    return name, decode_binary(body, offset, size, datatype, shape, what), offset + size
+    array = decode_binary(body, offset, size, datatype, shape, what)
+    return name, _as_declared(array, spec), offset + size
+
+
+def _as_declared(array: np.ndarray, spec: TensorSpecLike) -> np.ndarray:
+    """``array`` with the declared rank (a string column ``[N, 1]`` becomes ``[N]``)."""
+    return array.reshape(-1) if array.ndim != len(spec.shape) else array
 
 
 def _check_signature(
@@ -247,11 +302,18 @@ def _check_signature(
     if not isinstance(shape, list) or not all(_is_dim(d) for d in shape):
         raise UnprocessableError(f"{what}: 'shape' must be a list of non-negative integers, got {shape!r}")
     expected = list(spec.shape)
+    if _is_string_column(datatype, shape, expected):
+        return datatype, shape
     if len(shape) != len(expected) or any(e >= 0 and d != e for d, e in zip(shape, expected)):
         raise UnprocessableError(
             f"{what} has shape {shape} but model '{model}' expects {expected} (-1: any size)"
         )
     return datatype, shape
+
+
+def _is_string_column(datatype: str, shape: list[int], expected: list[int]) -> bool:
+    """A BYTES ``[N, 1]`` for a ``[-1]`` input: what MLServer's string codec sends, read as ``[N]``."""
+    return datatype == "BYTES" and expected == [-1] and len(shape) == 2 and shape[1] == 1
 
 
 def _is_dim(value: Any) -> bool:
@@ -319,7 +381,13 @@ def _requested_output(entry: Any, index: int, binary_default: bool) -> Requested
         raise UnprocessableError(
             f"output '{entry['name']}': binary_data must be true or false, got {binary!r}"
         )
-    return RequestedOutput(entry["name"], binary, parameters)
+    classification = parameters.get("classification", 0)
+    if isinstance(classification, bool) or not isinstance(classification, int) or classification < 0:
+        raise UnprocessableError(
+            f"output '{entry['name']}': classification must be a positive integer (how many classes), "
+            f"got {classification!r}"
+        )
+    return RequestedOutput(entry["name"], binary, parameters, classification)
 
 
 def _names(names: Any) -> str:

@@ -22,7 +22,7 @@ from app.v2.datatypes import numpy_dtype, v2_datatype
 from app.v2.request import RequestedOutput
 from app.v2.tensors import encode_binary, encode_json, host_array
 
-__all__ = ["EncodedResponse", "encode_inference_response"]
+__all__ = ["EncodedResponse", "encode_inference_response", "output_arrays"]
 
 
 class EncodedResponse:
@@ -64,8 +64,7 @@ def encode_inference_response(
         document["id"] = request_id
     tails: list[bytes] = []
     entries = []
-    for output in requested:
-        array = _output_array(outputs, output.name, (datatypes or {}).get(output.name))
+    for output, array in output_arrays(outputs, requested, datatypes):
         entry: dict[str, Any] = {
             "name": output.name,
             "datatype": v2_datatype(array.dtype),
@@ -83,6 +82,29 @@ def encode_inference_response(
     if not tails:
         return EncodedResponse(header, None)
     return EncodedResponse(b"".join([header, *tails]), len(header))
+
+
+def output_arrays(
+    outputs: Mapping[str, Any],
+    requested: Sequence[RequestedOutput],
+    datatypes: Mapping[str, str] | None = None,
+) -> list[tuple[RequestedOutput, np.ndarray]]:
+    """The arrays a response carries, in ``requested`` order, as host arrays of the declared datatypes.
+
+    Every transport's encoder starts here (the REST one above, :mod:`app.grpc`'s).
+
+    Raises:
+        UnprocessableError: a requested output was not produced.
+    """
+    declared = datatypes or {}
+    # a classified output is BYTES now (app.v2.classification), whatever the model declares
+    return [
+        (
+            output,
+            _output_array(outputs, output.name, None if output.classification else declared.get(output.name)),
+        )
+        for output in requested
+    ]
 
 
 def _output_array(outputs: Mapping[str, Any], name: str, datatype: str | None) -> np.ndarray:

@@ -26,6 +26,10 @@ from safetensors.numpy import save_file
 from app import Settings, create_app
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Servers the tests start serve no gRPC unless a test gives them a free MININN_GRPC_PORT: tests run in
+# parallel, and the default port 8001 is one for all of them. In-process apps read this variable.
+os.environ["MININN_GRPC_PORT"] = "0"
 MLP_CONFIG: dict[str, Any] = {"in_features": 4, "hidden_sizes": [8], "out_features": 3}
 IN_FEATURES, OUT_FEATURES = 4, 3
 WRITE_KEY = "test-write-key"  # MININN_API_KEY of the session server: writes need it
@@ -217,6 +221,7 @@ def server_env(port: int, repository: Path, **extra: str) -> dict[str, str]:
         MININN_PORT=str(port),
         MININN_MODEL_REPOSITORY=str(repository),
         MININN_LOG_LEVEL="warning",
+        MININN_GRPC_PORT="0",
     )
     env.update(extra)
     return env

@@ -4,11 +4,12 @@ The server is started as the README's first command starts it: with the
 environment variables that command sets (``MININN_API_KEY=secret``), in a clean
 temporary working folder whose ``./model_repository`` it seeds. Only the port
 differs (tests run in parallel): the blocks' ``localhost:8000`` is rewritten to
-it. Then every block under ``<!-- readme-test: bash -->`` runs in that folder
-with ``bash`` (``set -euo pipefail``; ``curl`` fails on an HTTP error status) and
-every block under ``<!-- readme-test: python -->`` is executed there, in README
-order, so files a block makes are the ones the next block uses. The
-configuration table in ``docs/http-api.md`` must list every setting with its default.
+it, and their gRPC ``localhost:8001`` to a free gRPC port. Then every block
+under ``<!-- readme-test: bash -->`` runs in that folder with ``bash`` (``set
+-euo pipefail``; ``curl`` fails on an HTTP error status) and every block under
+``<!-- readme-test: python -->`` is executed there, in README order, so files
+a block makes are the ones the next block uses. The configuration table in
+``docs/http-api.md`` must list every setting with its default.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from _app_support import REPO_ROOT, run_server
+from _app_support import REPO_ROOT, free_port, run_server
 
 from app.settings import Settings
 
@@ -58,12 +59,20 @@ def test_every_example_runs_against_the_first_commands_server(tmp_path: Path, mo
     folder.mkdir()
     env = first_command_environment()
     assert env == {"MININN_API_KEY": "secret"}
-    with run_server(folder / "model_repository", tmp_path / "server.log", cwd=folder, **env) as server:
+    grpc_port = free_port()  # the README's gRPC example talks to localhost:8001
+    with run_server(
+        folder / "model_repository",
+        tmp_path / "server.log",
+        cwd=folder,
+        MININN_GRPC_PORT=str(grpc_port),
+        **env,
+    ) as server:
         server.wait_ready(120)
         monkeypatch.chdir(folder)
         path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
         for index, (kind, code) in enumerate(BLOCKS):
             code = code.replace("localhost:8000", server.url).replace("127.0.0.1:8000", server.url)
+            code = code.replace("localhost:8001", f"{server.host}:{grpc_port}")
             if kind == "bash":
                 script = "set -euo pipefail\n" + CURL_FAILS_ON_HTTP_ERRORS + code
                 run = subprocess.run(["bash", "-c", script], cwd=folder, capture_output=True, text=True,

@@ -117,7 +117,7 @@ def test_a_model_json_that_no_longer_fits_the_weights_keeps_the_model_serving(
     document = response.json()
     assert (document["created"], document["state"]) == (False, "READY")
     assert document["load_error"].startswith(
-        "failed to load model 'mlp': version 1: loading the state dict: "
+        "failed to load 'mlp': version 1: loading the state dict: "
     )
     assert json.loads((repository / "mlp" / "model.json").read_text()) == wider
     x = np.ones((1, 4), np.float32)

@@ -136,9 +136,13 @@ def test_compressed_requests_and_responses(triton: Any, in_process: dict[int, An
     np.testing.assert_array_equal(result.as_numpy("output"), predict(in_process[2], x))
 
 
-def test_custom_parameters_and_timeout(triton: Any) -> None:
-    result = triton.infer("mlp", [make_input(X)], parameters={"my_param": 3}, timeout=10_000_000)
+def test_timeout_is_honoured_and_unknown_custom_parameters_are_refused(triton: Any) -> None:
+    result = triton.infer("mlp", [make_input(X)], timeout=10_000_000, priority=1)
     assert result.as_numpy("output").shape == (6, 3)
+    with pytest.raises(InferenceServerException) as raised:
+        triton.infer("mlp", [make_input(X)], parameters={"my_param": 3})
+    assert raised.value.status() == "400"
+    assert raised.value.message().startswith("unknown request parameter 'my_param' for model 'mlp'")
 
 
 def test_statistics(triton: Any) -> None:
@@ -157,7 +161,7 @@ def test_statistics(triton: Any) -> None:
         (
             lambda t: t.get_model_metadata("nope"),
             "404",
-            "unknown model 'nope'; available models: broken, mlp, mlp-spare",
+            "Request for unknown model: 'nope' is not found; available models: broken, mlp, mlp-spare",
         ),
         (
             lambda t: t.infer("mlp", [make_input(X)], model_version="7"),
@@ -182,7 +186,8 @@ def test_statistics(triton: Any) -> None:
         (
             lambda t: t.load_model("ghost", headers=WRITE_HEADERS),
             "404",
-            "unknown model 'ghost'; available models: broken, mlp, mlp-spare",
+            "failed to load 'ghost': Request for unknown model: 'ghost' is not found; "
+            "available models: broken, mlp, mlp-spare",
         ),
     ],
 )

@@ -464,7 +464,8 @@ def test_writes_need_the_write_key(server: Server) -> None:
 def test_an_unknown_model_is_404_with_how_to_create_it(server: Server) -> None:
     response = put_state_dict(server, "ghost", torch_bytes(mlp_weights(50)))
     assert response.status_code == 404
-    assert response.json()["error"].startswith("unknown model 'ghost'; available models: ")
+    unknown = "Request for unknown model: 'ghost' is not found; available models: "
+    assert response.json()["error"].startswith(unknown)
     assert response.json()["error"].endswith(
         "; create it first with PUT /v2/repository/models/ghost (its model.json)"
     )

@@ -29,9 +29,11 @@ def test_compose_up_starts_only_the_server_and_the_scale_profile_adds_replicas_a
     assert SERVICES["balancer"]["profiles"] == ["scale"]
 
 
-def test_the_server_publishes_port_8000() -> None:
-    assert SERVICES["server"]["ports"] == ["8000:8000"]
-    assert interpolate(COMPOSE["services"]["server"]["ports"], {"DEPLOY_PORT": "9000"}) == ["9000:8000"]
+def test_the_server_publishes_port_8000_and_grpc_8001() -> None:
+    assert SERVICES["server"]["ports"] == ["8000:8000", "8001:8001"]
+    moved = {"DEPLOY_PORT": "9000", "DEPLOY_GRPC_PORT": "9001"}
+    published = interpolate(COMPOSE["services"]["server"]["ports"], moved)
+    assert published == ["9000:8000", "9001:8001"]
     assert "ports" not in SERVICES["replica"]  # reached only through the balancer
 
 

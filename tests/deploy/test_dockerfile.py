@@ -69,11 +69,11 @@ def test_the_demo_models_are_seeded_into_the_image_repository() -> None:
     assert "digits minilm" in " ".join(BUILDER.all("ARG"))
 
 
-def test_listens_on_all_interfaces_and_exposes_8000() -> None:
+def test_listens_on_all_interfaces_and_exposes_8000_and_grpc_8001() -> None:
     env = FINAL.env()
     assert env["MININN_HOST"] == "0.0.0.0"
-    assert env["MININN_PORT"] == "8000"
-    assert FINAL.last("EXPOSE") == "8000"
+    assert (env["MININN_PORT"], env["MININN_GRPC_PORT"]) == ("8000", "8001")
+    assert FINAL.last("EXPOSE") == "8000 8001"
 
 
 def test_every_mininn_variable_the_image_sets_is_a_setting() -> None:

@@ -128,6 +128,7 @@ def test_sigterm_finishes_the_requests_in_flight_refuses_new_ones_and_exits_0(tm
         **{k: v for k, v in os.environ.items() if not k.startswith("MININN_")},
         "MININN_HOST": "127.0.0.1",
         "MININN_PORT": str(port),
+        "MININN_GRPC_PORT": str(free_port()),  # gRPC on too: its shutdown must not hold the exit back
         "MININN_MODEL_REPOSITORY": str(tmp_path / "repo"),
         "MININN_SEED_REPOSITORY": "false",
         "MININN_INFERENCE_THREADS": "1",  # the twenty forwards run one after another after SIGTERM

@@ -119,7 +119,9 @@ def test_json_nested_deeper_than_the_limit_is_400(
 
 
 def test_json_at_the_depth_limit_is_parsed(limited: TestClient) -> None:
-    document = {**INFER_BODY, "parameters": {"x": json.loads(_nested(MAX_JSON_DEPTH - 2))}}
+    # an input's parameters: the server reads binary_data_size there and leaves the rest alone
+    tensor = {**INFER_BODY["inputs"][0], "parameters": {"x": json.loads(_nested(MAX_JSON_DEPTH - 4))}}
+    document = {**INFER_BODY, "inputs": [tensor]}
     assert limited.post("/v2/models/mlp/infer", json=document).status_code == 200
 
 

@@ -14,7 +14,7 @@ from mininn.serialization import load, load_metadata
 from models import demos
 from models.digits import CONFIG_DICT
 
-DIGITS_FILES = ["1/weights.safetensors", "model.json"]
+DIGITS_FILES = ["1/weights.safetensors", "labels.txt", "model.json"]
 
 
 def files(folder):
@@ -28,6 +28,8 @@ def test_digits_is_written_in_the_repository_layout(tmp_path):
     assert document["architecture"] == "lenet5"
     assert document["config"] == CONFIG_DICT
     assert document["max_batch_size"] == 32
+    assert document["labels"] == "labels.txt"  # the classification extension's labels: class i is "i"
+    assert (tmp_path / "digits" / "labels.txt").read_text().splitlines() == [str(d) for d in range(10)]
     metadata = load_metadata(tmp_path / "digits" / "1" / "weights.safetensors")
     assert metadata["mininn.architecture"] == "lenet5"
     assert json.loads(metadata["mininn.config"]) == CONFIG_DICT

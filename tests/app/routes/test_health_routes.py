@@ -14,15 +14,24 @@ def test_server_metadata(client: TestClient) -> None:
     body = response.json()
     assert body["name"] == "mininn-serve"
     assert body["version"] == "0.1.0"
-    assert {"binary_tensor_data", "model_repository", "statistics", "model_configuration"} <= set(
-        body["extensions"]
+    assert {
+        "binary_tensor_data",
+        "classification",
+        "model_repository",
+        "statistics",
+        "model_configuration",
+    } <= set(body["extensions"])
+
+
+def test_live_and_ready_answer_the_protocol_bodies(client: TestClient) -> None:
+    assert (client.get("/v2/health/live").status_code, client.get("/v2/health/live").json()) == (
+        200,
+        {"live": True},
     )
-
-
-def test_live_and_ready_are_200_with_an_empty_body(client: TestClient) -> None:
-    for path in ("/v2/health/live", "/v2/health/ready"):
-        response = client.get(path)
-        assert (response.status_code, response.content) == (200, b"")
+    assert (client.get("/v2/health/ready").status_code, client.get("/v2/health/ready").json()) == (
+        200,
+        {"ready": True},
+    )
 
 
 def test_ready_waits_for_the_start_up_load_but_live_does_not(slow_repository: Path) -> None:
@@ -31,7 +40,7 @@ def test_ready_waits_for_the_start_up_load_but_live_does_not(slow_repository: Pa
         live, ready = client.get("/v2/health/live"), client.get("/v2/health/ready")
         assert live.status_code == 200
         assert ready.status_code == 503
-        assert ready.json() == {"error": "the server is still loading its models"}
+        assert ready.json() == {"error": "the server is still loading its models", "ready": False}
         wait_until(lambda: client.get("/v2/health/ready").status_code == 200, 10, "ready")
     finally:
         client.__exit__(None, None, None)

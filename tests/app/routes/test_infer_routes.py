@@ -130,9 +130,31 @@ def test_small_responses_are_not_compressed(client: TestClient) -> None:
     assert "content-encoding" not in response.headers
 
 
-def test_custom_parameters_and_timeout_are_accepted(client: TestClient) -> None:
-    body = infer_json(client, parameters={"my_param": 3, "timeout": 5_000_000})
+def test_the_parameters_stock_clients_send_are_accepted(client: TestClient) -> None:
+    routine = {"timeout": 5_000_000, "priority": 2, "content_type": "np", "binary_data_output": False}
+    no_sequence = {"sequence_id": 0, "sequence_start": False, "sequence_end": False}
+    body = infer_json(client, parameters={**routine, **no_sequence})
     assert output_of(body).shape == (5, 3)
+
+
+def test_a_parameter_nobody_reads_is_refused_not_ignored(client: TestClient) -> None:
+    status, message = error(client, json=json_body(parameters={"my_param": 3, "timeout": 5_000_000}))
+    assert (status, message) == (
+        400,
+        "unknown request parameter 'my_param' for model 'mlp'; this endpoint accepts 'binary_data_output', "
+        "'capture', 'capture_mode', 'content_type', 'headers', 'interventions', 'priority', 'timeout'",
+    )
+
+
+def test_a_sequence_is_refused_as_sequence_batching_is_not_supported(client: TestClient) -> None:
+    for parameters in (
+        {"sequence_id": 7, "sequence_start": True},
+        {"sequence_id": "s1"},
+        {"sequence_end": True},
+    ):
+        status, message = error(client, json=json_body(parameters=parameters))
+        assert status == 400
+        assert message.startswith("sequence batching is not supported: model 'mlp' is not stateful"), message
 
 
 def test_request_id_header_is_echoed(client: TestClient) -> None:
@@ -150,7 +172,7 @@ def error(client: TestClient, path: str = "/v2/models/mlp/infer", **kwargs: Any)
 def test_unknown_model_is_404(client: TestClient) -> None:
     assert error(client, "/v2/models/nope/infer", json=json_body()) == (
         404,
-        "unknown model 'nope'; available models: broken, mlp, mlp-spare",
+        "Request for unknown model: 'nope' is not found; available models: broken, mlp, mlp-spare",
     )
 
 

@@ -41,7 +41,10 @@ def test_metadata_of_a_failed_model_carries_the_reason(client: TestClient) -> No
 
 def test_metadata_errors(client: TestClient) -> None:
     cases = {
-        "/v2/models/nope": (404, "unknown model 'nope'; available models: broken, mlp, mlp-spare"),
+        "/v2/models/nope": (
+            404,
+            "Request for unknown model: 'nope' is not found; available models: broken, mlp, mlp-spare",
+        ),
         "/v2/models/mlp/versions/9": (404, "model 'mlp' has no version 9; its versions are 1, 2"),
         "/v2/models/mlp/versions/abc": (
             400,
@@ -59,16 +62,15 @@ def test_metadata_errors(client: TestClient) -> None:
 
 
 def test_readiness(client: TestClient) -> None:
-    assert (client.get("/v2/models/mlp/ready").status_code, client.get("/v2/models/mlp/ready").content) == (
-        200,
-        b"",
-    )
-    assert client.get("/v2/models/mlp/versions/1/ready").status_code == 200
+    ready = client.get("/v2/models/mlp/ready")
+    assert (ready.status_code, ready.json()) == (200, {"name": "mlp", "ready": True})
+    assert client.get("/v2/models/mlp/versions/1/ready").json() == {"name": "mlp", "ready": True}
     assert client.get("/v2/models/mlp/versions/3/ready").status_code == 404
     assert client.get("/v2/models/nope/ready").status_code == 404
     broken = client.get("/v2/models/broken/ready")
     assert broken.status_code == 503
     assert broken.json()["error"].startswith("model 'broken' is not ready: unavailable (version 1: loading")
+    assert (broken.json()["name"], broken.json()["ready"]) == ("broken", False)
 
 
 def test_config_is_triton_shaped(client: TestClient) -> None:

@@ -94,30 +94,101 @@ def test_load_with_a_config_override_fixes_a_broken_model(client: TestClient) ->
     assert client.get("/v2/models/broken/ready").status_code == 200
 
 
+def test_load_with_a_config_applies_its_keys_for_that_load_only(client: TestClient, repository: Path) -> None:
+    on_disk = (repository / "mlp" / "model.json").read_text()
+    config = '{"max_batch_size": "16", "dynamic_batching": {"max_queue_delay_microseconds": 3000}}'
+    response = client.post(
+        "/v2/repository/models/mlp/load", headers=KEY, json={"parameters": {"config": config}}
+    )
+    assert response.status_code == 200, response.text
+    loaded = client.get("/v2/models/mlp/config").json()
+    assert loaded["max_batch_size"] == 16  # Triton's protobuf JSON takes "16" for an integer
+    assert loaded["dynamic_batching"]["max_queue_delay_microseconds"] == 3000
+    assert loaded["mininn"]["config"] == MLP_CONFIG  # the keys not given come from model.json
+    assert (repository / "mlp" / "model.json").read_text() == on_disk  # never written
+
+    off = '{"dynamic_batching": false, "instance_group": [{"kind": "KIND_CPU"}], "name": "mlp"}'
+    client.post("/v2/repository/models/mlp/load", headers=KEY, json={"parameters": {"config": off}})
+    loaded = client.get("/v2/models/mlp/config").json()
+    assert "dynamic_batching" not in loaded and loaded["max_batch_size"] != 16  # each load starts from disk
+    assert loaded["instance_group"][0]["kind"] == "KIND_CPU"
+
+    assert client.post("/v2/repository/models/mlp/load", headers=KEY).status_code == 200
+    assert "dynamic_batching" in client.get("/v2/models/mlp/config").json()
+
+
 def test_load_errors(client: TestClient) -> None:
     cases = [
-        ("nope", {}, 404, "unknown model 'nope'; available models: broken, mlp, mlp-spare"),
+        (
+            "nope",
+            {},
+            404,
+            "failed to load 'nope': Request for unknown model: 'nope' is not found; "
+            "available models: broken, mlp, mlp-spare",
+        ),
         (
             "mlp",
             {"parameters": {"config": 5}},
-            422,
-            "load parameter 'config' must be a string holding model.json",
+            400,
+            "failed to load 'mlp': load parameter 'config' must be a string holding a JSON object such as "
+            '{"max_batch_size": 16}, got int',
         ),
         (
             "mlp",
-            {"parameters": {"config": "{}"}},
-            422,
-            "load parameter 'config': give either 'architecture' (a registered one: GET "
-            "/v2/repository/architectures) or 'module' (code in the model's folder, e.g. \"model.py:Net\"), "
-            "not both or neither",
+            {"parameters": {"config": '{"architecture": "mlp", "module": "model.py:Net"}'}},
+            400,
+            "failed to load 'mlp': load parameter 'config' over model.json: give either 'architecture' (a "
+            "registered one: GET /v2/repository/architectures) or 'module' (code in the model's folder, "
+            'e.g. "model.py:Net"), not both or neither',
         ),
-        ("mlp", {"parameters": []}, 422, "'parameters' must be a JSON object"),
+        ("mlp", {"parameters": []}, 400, "failed to load 'mlp': 'parameters' must be a JSON object"),
         (
             "mlp",
             {"parameters": {"config": "{}", "file:1/weights.safetensors": "AAAA"}},
-            422,
-            "file overrides (file:1/weights.safetensors) are not supported; put weights in the repository "
-            "under mlp/<version>/weights.safetensors",
+            400,
+            "failed to load 'mlp': file overrides (file:1/weights.safetensors) are not supported; put "
+            "weights in the repository under mlp/<version>/weights.safetensors",
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": '{"max_batch_size": 4, "input": [], "platform": "onnx"}'}},
+            400,
+            "failed to load 'mlp': load parameter 'config' has unknown keys input, platform; accepted keys: "
+            "architecture, batch_delay_ms, config, description, device, dtype, dynamic_batching, init, "
+            "inputs, instance_group, labels, max_batch_size, module, name, outputs",
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": '"parameters": {"config": {{"max_batch_size": "16"}}}'}},
+            400,
+            "failed to load 'mlp': load parameter 'config' is not valid JSON: Extra data: line 1 column 13 "
+            "(char 12)",
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": '{"max_batch_size": -2}'}},
+            400,
+            "failed to load 'mlp': load parameter 'config' over model.json: key 'max_batch_size': Input "
+            "should be greater than or equal to 0",
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": '{"dynamic_batching": 3}'}},
+            400,
+            "failed to load 'mlp': model.json key 'dynamic_batching' must be true, false or an object such "
+            'as {"max_queue_delay_microseconds": 500}, got 3',
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": '{"name": "other"}'}},
+            400,
+            "failed to load 'mlp': load parameter 'config' names model 'other', not 'mlp'",
+        ),
+        (
+            "mlp",
+            {"parameters": {"config": '{"instance_group": [{"kind": "KIND_CPU", "count": 2}]}'}},
+            400,
+            "failed to load 'mlp': instance_group count must be 1, got 2",
         ),
     ]
     for name, body, status, message in cases:
@@ -128,14 +199,12 @@ def test_load_errors(client: TestClient) -> None:
 def test_a_failing_load_is_422_with_the_reason(client: TestClient) -> None:
     response = client.post("/v2/repository/models/broken/load", headers=KEY)
     assert response.status_code == 422
-    assert response.json()["error"].startswith(
-        "failed to load model 'broken': version 1: loading the state dict:"
-    )
+    assert response.json()["error"].startswith("failed to load 'broken': version 1: loading the state dict:")
 
 
 def test_unload_unknown_model_is_404(client: TestClient) -> None:
     response = client.post("/v2/repository/models/ghost/unload", headers=KEY)
     assert (response.status_code, response.json()["error"]) == (
         404,
-        "unknown model 'ghost'; available models: broken, mlp, mlp-spare",
+        "Request for unknown model: 'ghost' is not found; available models: broken, mlp, mlp-spare",
     )

@@ -79,7 +79,8 @@ def test_unknown_version_is_404(manager: ModelManager) -> None:
 
 
 def test_unknown_model_is_404(manager: ModelManager) -> None:
-    with pytest.raises(NotFoundError, match="unknown model 'nope'; available models: broken, mlp, mlp-spare"):
+    expected = "Request for unknown model: 'nope' is not found; available models: broken, mlp, mlp-spare"
+    with pytest.raises(NotFoundError, match=expected):
         manager.version("nope")
 
 
@@ -117,7 +118,7 @@ def test_unload_then_load(manager: ModelManager) -> None:
 
 
 def test_unload_unknown_model_is_404(manager: ModelManager) -> None:
-    with pytest.raises(NotFoundError, match="unknown model 'ghost'"):
+    with pytest.raises(NotFoundError, match="Request for unknown model: 'ghost' is not found"):
         asyncio.run(manager.unload("ghost"))
 
 
@@ -125,7 +126,7 @@ def test_a_failed_reload_keeps_the_previous_versions_serving(manager: ModelManag
     before = manager.version("mlp")
     (repository / "mlp" / "model.json").write_text(json.dumps({"architecture": "nope"}))
     with pytest.raises(
-        UnprocessableError, match="failed to load model 'mlp': version 1: building architecture 'nope'"
+        UnprocessableError, match="failed to load 'mlp': version 1: building architecture 'nope'"
     ):
         asyncio.run(manager.load("mlp"))
     assert manager.entry("mlp").state is ModelState.READY
@@ -195,7 +196,7 @@ def test_load_failures_name_the_step(
         pytest.skip("CuPy is installed: cuda works")
     write_model(tmp_path, "m", {1: mlp_weights(0)} if files else {}, spec)
     manager = make_manager(tmp_path, executor)
-    with pytest.raises(UnprocessableError, match="failed to load model 'm': " + _escape(reason)):
+    with pytest.raises(UnprocessableError, match="failed to load 'm': " + _escape(reason)):
         asyncio.run(manager.load("m"))
     entry = manager.entry("m")
     assert entry.state is ModelState.UNAVAILABLE and entry.reason.startswith(reason)

@@ -12,7 +12,7 @@ def test_a_missing_repository_without_seeding_serves_no_models(tmp_path: Path) -
     try:
         assert client.post("/v2/repository/index").json() == []
         assert client.get("/v2/models/digits").json() == {
-            "error": "unknown model 'digits'; the repository is empty"
+            "error": "Request for unknown model: 'digits' is not found; the repository is empty"
         }
     finally:
         client.__exit__(None, None, None)

@@ -79,12 +79,14 @@ def test_other_checkpoint_formats_are_found(tmp_path: Path) -> None:
 
 def test_unknown_model_is_404_and_lists_the_models(tmp_path: Path) -> None:
     write_model(tmp_path, "mlp", {1: mlp_weights(0)})
-    with pytest.raises(NotFoundError, match="unknown model 'nope'; available models: mlp"):
+    unknown = "Request for unknown model: 'nope' is not found; available models: mlp"
+    with pytest.raises(NotFoundError, match=unknown):
         ModelRepository(tmp_path).versions("nope")
 
 
 def test_unknown_model_in_an_empty_repository(tmp_path: Path) -> None:
-    with pytest.raises(NotFoundError, match="unknown model 'nope'; the repository is empty"):
+    unknown = "Request for unknown model: 'nope' is not found; the repository is empty"
+    with pytest.raises(NotFoundError, match=unknown):
         ModelRepository(tmp_path).read_spec("nope")
 
 

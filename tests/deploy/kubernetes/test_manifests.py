@@ -63,11 +63,13 @@ def test_the_deployment_selects_its_own_pods_and_the_service_selects_them_too() 
     assert SERVICE["spec"]["selector"].items() <= labels.items()
 
 
-def test_the_service_reaches_the_containers_port_8000() -> None:
+def test_the_service_reaches_the_containers_port_8000_and_grpc_8001() -> None:
     ports = {port["name"]: port["containerPort"] for port in SERVER["ports"]}
-    assert ports == {"http": 8000}
-    (service_port,) = SERVICE["spec"]["ports"]
-    assert service_port["port"] == 8000 and service_port["targetPort"] == "http"
+    assert ports == {"http": 8000, "grpc": 8001}
+    env = {variable["name"]: variable.get("value") for variable in SERVER["env"]}
+    assert (env["MININN_PORT"], env["MININN_GRPC_PORT"]) == ("8000", "8001")
+    service_ports = {port["name"]: (port["port"], port["targetPort"]) for port in SERVICE["spec"]["ports"]}
+    assert service_ports == {"http": (8000, "http"), "grpc": (8001, "grpc")}
 
 
 @pytest.mark.parametrize("container", [SERVER, KSERVE], ids=["deployment", "kserve"])
