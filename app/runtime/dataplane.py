@@ -1,7 +1,7 @@
 """The data plane: what every transport asks of the served models, in one place.
 
-A transport (the HTTP routes in :mod:`app.routes`; a gRPC servicer would be a
-second) reads and decodes a request, calls one method here and encodes what
+A transport (the HTTP routes in :mod:`app.routes`, the gRPC servicer in
+:mod:`app.grpc.servicer`) reads and decodes a request, calls one method here and encodes what
 comes back. Everything between belongs to this module and the objects it
 drives: which version answers, the batching policy and the deadline of an
 inference, cancelling it when the client goes away, activation captures,
@@ -125,7 +125,7 @@ class DataPlane:
                 deadline=time.monotonic() + timeout_ms / 1e3,
                 batch_size=batch_size,
                 capture=capture,
-                batching=self.batching(model),
+                batching=model.batching,
             )
             outputs = await (wait(work) if wait is not None else work)
             inferred_at = time.perf_counter_ns()
@@ -151,10 +151,6 @@ class DataPlane:
                 input_ns=input_ns,
                 output_ns=output_ns,
             )
-
-    def batching(self, model: ModelVersion) -> BatchingPolicy:
-        """The batching policy of ``model``: its ``dynamic_batching`` over the server's defaults."""
-        return BatchingPolicy.for_model(model.spec, model.max_batch_size, self.settings)
 
     # ---- describing models --------------------------------------------------------------------
     def metadata(self, name: str, version: str | int | None = None) -> dict[str, Any]:
@@ -214,7 +210,7 @@ class DataPlane:
                 "description": spec.description,
             },
         }
-        batching = self.batching(model)
+        batching = model.batching
         if batching.enabled:
             config["dynamic_batching"] = batching.triton_config(
                 max_queue=self.settings.max_queue, timeout_ms=self.settings.request_timeout_ms

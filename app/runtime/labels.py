@@ -9,7 +9,8 @@ and the Triton-style configuration lists the file as the output's ``label_filena
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +40,42 @@ def label_files(spec: ModelSpec, outputs: Sequence[str]) -> dict[str, str]:
         return {}
 
 
-def read_labels(spec: ModelSpec, folder: Path, outputs: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def read_labels(
+    spec: ModelSpec,
+    folder: Path,
+    outputs: Sequence[str],
+    shapes: Mapping[str, Sequence[int]] | None = None,
+) -> dict[str, tuple[str, ...]]:
     """Output name -> its labels, read from the files ``model.json``'s ``labels`` names.
+
+    Args:
+        shapes: output name -> declared shape (``-1`` first: batched); with it, a file with
+            fewer labels than an output has classes is refused.
 
     Raises:
         ValueError: a bad ``labels`` key, a file name that is not plain, a file that is
-            missing, empty or not UTF-8, or an output the model does not have.
+            missing, empty or not UTF-8, with fewer lines than its output has classes,
+            or an output the model does not have.
     """
     files = _files(spec.model_extra or {}, outputs)
     read = {file: _read_file(folder, file) for file in sorted(set(files.values()))}
+    for output, file in files.items():
+        classes = _class_count((shapes or {}).get(output, ()))
+        if classes is not None and len(read[file]) < classes:
+            raise ValueError(
+                f"labels file {file!r} has {len(read[file])} labels but output '{output}' has {classes} "
+                "classes; write one label per class, one per line"
+                + ("" if len(files) == 1 else ' (or name a file per output: {"<output>": "<file>"})')
+            )
     return {output: read[file] for output, file in files.items()}
+
+
+def _class_count(shape: Sequence[int]) -> int | None:
+    """How many classes an output of declared ``shape`` has (None: unknown, or a size given per request)."""
+    dims = list(shape[1:] if shape and shape[0] == -1 else shape)
+    if not dims or any(d < 0 for d in dims):
+        return None
+    return math.prod(dims)
 
 
 def _files(extra: dict[str, Any], outputs: Sequence[str] | None) -> dict[str, str]:

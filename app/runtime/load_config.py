@@ -19,6 +19,7 @@ from typing import Any
 
 from app.errors import BadRequestError, UnprocessableError
 from app.http.json_limits import load_json
+from app.runtime.labels import check_labels_key
 from app.store.repository import ModelSpec, spec_from_document
 
 __all__ = ["LOAD_CONFIG_KEYS", "apply_load_config", "load_config_parameter"]
@@ -77,8 +78,8 @@ def apply_load_config(name: str, base: ModelSpec | None, config: dict[str, Any])
     """``base`` (the model's ``model.json``; None when it has none) with ``config``'s keys applied.
 
     Raises:
-        BadRequestError: the result is not a valid ``model.json`` (the message names the key),
-            or ``name`` / ``instance_group`` do not fit.
+        BadRequestError: the result is not a valid ``model.json`` (the message names the key;
+            ``labels`` included), or ``name`` / ``instance_group`` do not fit.
     """
     overrides = dict(config)
     given_name = overrides.pop("name", name)
@@ -95,9 +96,11 @@ def apply_load_config(name: str, base: ModelSpec | None, config: dict[str, Any])
         document = {k: v for k, v in document.items() if k not in _ARCHITECTURE_KEYS}
     document.update(overrides)
     try:
-        return spec_from_document(document, "load parameter 'config' over model.json")
+        spec = spec_from_document(document, "load parameter 'config' over model.json")
+        check_labels_key(spec)
     except UnprocessableError as exc:
         raise BadRequestError(f"failed to load '{name}': {exc.message}") from None
+    return spec
 
 
 def _device_of(name: str, groups: Any) -> str:
@@ -113,9 +116,14 @@ def _device_of(name: str, groups: Any) -> str:
         raise BadRequestError(f"failed to load '{name}': instance_group count must be 1, got {count!r}")
     if kind == "KIND_CPU":
         return "cpu"
-    if kind == "KIND_GPU" and isinstance(gpus, list) and len(gpus) == 1 and isinstance(gpus[0], int):
+    if kind == "KIND_GPU" and isinstance(gpus, list) and len(gpus) == 1 and _gpu_index(gpus[0]):
         return f"cuda:{gpus[0]}"
     raise BadRequestError(
-        f"failed to load '{name}': instance_group must be KIND_CPU, or KIND_GPU with one entry in 'gpus'; "
+        f"failed to load '{name}': instance_group must be KIND_CPU, or KIND_GPU with one GPU index "
+        '(an integer >= 0) in \'gpus\', such as [{"kind": "KIND_GPU", "gpus": [0]}]; '
         f"got {group!r}"
     )
+
+
+def _gpu_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

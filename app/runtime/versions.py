@@ -38,6 +38,7 @@ from typing import Any
 import mininn
 import models
 from app.errors import ServiceError, UnprocessableError
+from app.runtime.batching import BatchingPolicy
 from app.runtime.labels import check_labels_key, read_labels
 from app.runtime.metrics import Metrics
 from app.runtime.runner import ModelRunner
@@ -84,6 +85,8 @@ class ModelVersion:
         load_seconds: how long loading and warm-up took.
         source: the identity of the weights file it was loaded from (None: unknown).
         labels: output name -> its class labels (``"labels"`` in ``model.json``; :mod:`app.runtime.labels`).
+        batching: its batching policy (``dynamic_batching``/``batch_delay_ms`` over the settings),
+            read once when the version loads.
     """
 
     name: str
@@ -98,6 +101,7 @@ class ModelVersion:
     load_seconds: float
     source: FileIdentity | None = None
     labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    batching: BatchingPolicy = field(default_factory=BatchingPolicy)
 
     @property
     def module(self) -> mininn.nn.Module:
@@ -277,8 +281,9 @@ class VersionLoader:
             LoadError: a bad ``labels`` key or label file.
         """
         outputs = [output.name for output in servable.outputs]
+        shapes = {output.name: output.shape for output in servable.outputs}
         with _step(f"{where}: reading labels"):
-            return read_labels(spec, self.repository.model_dir(name), outputs)
+            return read_labels(spec, self.repository.model_dir(name), outputs, shapes)
 
     def make_version(
         self,
@@ -291,6 +296,10 @@ class VersionLoader:
         statistics: InferenceStatistics | None = None,
     ) -> ModelVersion:
         """The :class:`ModelVersion` of a prepared servable (see :meth:`prepare`): its runner."""
+        limit = self.batch_limit(spec, servable.batchable)
+        labels = self.labels(name, spec, servable, f"version {version}")
+        with _step(f"version {version}: reading its batching keys"):
+            batching = BatchingPolicy.for_model(spec, limit, self.settings)
         device, dtype = self.placement(spec)
         statistics = statistics if statistics is not None else InferenceStatistics(name, version)
         runner = ModelRunner(
@@ -306,10 +315,9 @@ class VersionLoader:
         logger.info(
             "model %s version %d ready on %s/%s in %.0f ms", name, version, device, dtype, seconds * 1e3
         )
-        limit = self.batch_limit(spec, servable.batchable)
-        labels = self.labels(name, spec, servable, f"version {version}")
         return ModelVersion(
-            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source, labels
+            name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source, labels,
+            batching,
         )
 
     def placement(self, spec: ModelSpec) -> tuple[str, str]:

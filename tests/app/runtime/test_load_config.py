@@ -80,3 +80,16 @@ def test_every_model_json_key_can_be_given() -> None:
     assert {"max_batch_size", "dynamic_batching", "device", "dtype", "labels", "config", "module"} <= set(
         LOAD_CONFIG_KEYS
     )
+
+
+@pytest.mark.parametrize("gpus", [[True], [-1], ["0"]])
+def test_a_gpu_that_is_not_an_index_is_400_naming_instance_group(gpus: list[object]) -> None:
+    base = spec_from_document(MLP, "model.json")
+    with pytest.raises(BadRequestError, match=r"instance_group must be .*an integer >= 0"):
+        apply_load_config("m", base, {"instance_group": [{"kind": "KIND_GPU", "gpus": gpus}]})
+
+
+def test_a_labels_value_of_the_wrong_form_is_400_before_the_load() -> None:
+    base = spec_from_document(MLP, "model.json")
+    with pytest.raises(BadRequestError, match="model.json key 'labels': must be a file name"):
+        apply_load_config("m", base, {"labels": 5})

@@ -187,6 +187,11 @@ def test_settings_dtype_is_the_default(repository: Path, executor: ThreadPoolExe
             True,
             "version 1: moving the module to cuda:0 / float32:",
         ),
+        (  # refused when the version loads, not by every request once it serves
+            {"architecture": "mlp", "config": MLP_CONFIG, "dynamic_batching": "yes"},
+            True,
+            "version 1: reading its batching keys: model.json key 'dynamic_batching' must be true, false",
+        ),
     ],
 )
 def test_load_failures_name_the_step(
