@@ -13,11 +13,24 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
+import re
 from typing import Any
 
-__all__ = ["LoggerNameFilter", "RequestIdFilter", "logging_config", "request_id_var"]
+__all__ = ["LoggerNameFilter", "RequestIdFilter", "logging_config", "request_id_for", "request_id_var"]
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
+
+
+def request_id_for(sent: str | None) -> str:
+    """The id of a request: the one the client ``sent`` (``X-Request-ID`` over HTTP, ``x-request-id``
+    metadata over gRPC) when it is 1-128 of ``A-Za-z0-9._:/+=-``, else a new one (32 hex digits)."""
+    if sent is not None and _REQUEST_ID.fullmatch(sent):
+        return sent
+    return os.urandom(16).hex()  # like uuid4().hex, at a quarter of its cost
+
 
 _SHOWN_NAMES = {"uvicorn.error": "uvicorn"}
 

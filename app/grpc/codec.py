@@ -11,9 +11,10 @@ KServe's client read those.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from app.errors import BadRequestError, UnprocessableError
 from app.grpc import inference_pb2 as pb
@@ -39,8 +40,6 @@ CONTENTS_FIELDS: dict[str, str] = {
     "BYTES": "bytes_contents",
 }
 """The ``InferTensorContents`` field of each datatype's elements (FP16 and BF16 travel raw only)."""
-
-_LENGTH = struct.Struct("<I")
 
 
 def parameters_from_proto(parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,11 +124,10 @@ def _contents(tensor: pb.ModelInferRequest.InferInputTensor, field: str) -> Any:
 
 
 def _framed(items: Any) -> bytes:
-    parts: list[bytes] = []
-    for item in items:
-        parts.append(_LENGTH.pack(len(item)))
-        parts.append(item)
-    return b"".join(parts)
+    """``items`` framed as a binary BYTES tensor (:func:`app.v2.tensors.encode_binary`)."""
+    array = np.empty(len(items), dtype=object)
+    array[:] = list(items)
+    return encode_binary(array)
 
 
 def infer_response(

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,14 +18,12 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import loggable
-from app.log import request_id_var
+from app.log import request_id_for, request_id_var
 from app.runtime.metrics import Metrics
 
 __all__ = ["RequestContextMiddleware"]
 
 logger = logging.getLogger("app.errors")
-
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 
 
 class RequestContextMiddleware:
@@ -102,11 +98,8 @@ class RequestContextMiddleware:
 def _request_id(scope: Scope) -> str:
     for key, value in scope.get("headers", ()):
         if key == b"x-request-id":
-            text = value.decode("latin-1")
-            if _REQUEST_ID.fullmatch(text):
-                return text
-            break
-    return os.urandom(16).hex()  # 32 hex digits like uuid4().hex, at a quarter of its cost
+            return request_id_for(value.decode("latin-1"))
+    return request_id_for(None)
 
 
 async def _internal_error(send: Callable[[Message], Any], request_id: str) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -171,3 +173,20 @@ def test_fp16_has_no_typed_contents() -> None:
     request.inputs.add(name="h", datatype="FP16", shape=[1])
     with pytest.raises(UnprocessableError, match="FP16 has no typed contents field; send it in raw_input"):
         request_document(request)
+
+
+def test_request_ids_follow_the_http_rule(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A client's x-request-id is kept when HTTP would keep it, else replaced by 32 hex digits."""
+    make_repository(tmp_path)
+
+    async def body(stub: Any) -> None:
+        for sent in ("r-1:a/b", 'bad"id', "a b"):
+            request = service_pb2.ModelMetadataRequest(name="nope")
+            code, _ = await _code(stub.ModelMetadata(request, metadata=(("x-request-id", sent),)))
+            assert code is grpc.StatusCode.NOT_FOUND
+
+    caplog.set_level(logging.INFO, logger="app.errors")
+    serve(tmp_path, body)
+    ids = [m.split()[1].rstrip(":") for m in caplog.messages if "ModelMetadata" in m]
+    assert ids[0] == "r-1:a/b"
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids[1:]) and len(ids) == 3
