@@ -116,9 +116,22 @@ def test_package_has_no_import_cycle(package):
     assert _cycles(_graph(package)) == []
 
 
-def test_cycle_finder_finds_a_cycle_through_a_function_level_import():
+def test_cycle_finder_finds_a_cycle_through_a_function_level_import(tmp_path, monkeypatch):
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from . import b\n")  # function-level, relative
+    (package / "b.py").write_text("from pkg.sub import c\n")
+    (package / "sub" / "c.py").write_text("import importlib\nimportlib.import_module('pkg.a')\n")
+    (package / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import e\n"
+    )
+    (package / "e.py").write_text("from .d import x\n")  # d -> e only under TYPE_CHECKING: no cycle
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert _cycles(_graph("pkg")) == [["pkg.a", "pkg.b", "pkg.sub.c"]]
 
 
 @pytest.mark.parametrize(("package", "forbidden"), [("mininn", ("models", "app")), ("models", ("app",))])

@@ -28,15 +28,15 @@ def triton(stock_server: Server) -> Any:
     client.close()
 
 
-def test_simple_http_health_metadata(triton: Any) -> None:
-    assert triton.is_server_live(query_params={"test_1": 1, "test_2": 2})
+def test_health_metadata_and_an_unknown_models_message_over_http(triton: Any) -> None:
+    assert triton.is_server_live(query_params={"trace": "on", "attempt": 1})
     assert triton.is_server_ready()
     assert triton.is_model_ready("simple")
     assert triton.get_server_metadata()["name"] == "mininn-serve"  # Triton's example wants "triton"
-    metadata = triton.get_model_metadata("simple", query_params={"test_1": 1, "test_2": 2})
+    metadata = triton.get_model_metadata("simple", query_params={"trace": "on", "attempt": 1})
     assert metadata["name"] == "simple"
     with pytest.raises(InferenceServerException) as raised:
-        triton.get_model_metadata("wrong_model_name")
+        triton.get_model_metadata("no-such-model")
     assert "Request for unknown model" in raised.value.message()
 
 
@@ -51,7 +51,9 @@ def _simple_inputs(input0: np.ndarray, input1: np.ndarray) -> list[Any]:
 
 
 @pytest.mark.parametrize("compression", [None, "gzip", "deflate"])
-def test_simple_http_infer_client(triton: Any, compression: str | None) -> None:
+def test_simple_adds_and_subtracts_over_json_binary_and_compressed_http(
+    triton: Any, compression: str | None
+) -> None:
     input0 = np.expand_dims(np.arange(16, dtype=np.int32), axis=0)
     input1 = np.full((1, 16), -1, dtype=np.int32)
     outputs = [
@@ -59,7 +61,7 @@ def test_simple_http_infer_client(triton: Any, compression: str | None) -> None:
         httpclient.InferRequestedOutput("OUTPUT1", binary_data=False),
     ]
     compressed = {"request_compression_algorithm": compression, "response_compression_algorithm": compression}
-    query = {"test_1": 1, "test_2": 2}
+    query = {"trace": "on", "attempt": 1}
     results = triton.infer(
         "simple", _simple_inputs(input0, input1), outputs=outputs, query_params=query, **compressed
     )
@@ -75,11 +77,11 @@ def test_simple_http_infer_client(triton: Any, compression: str | None) -> None:
     np.testing.assert_array_equal(results.as_numpy("OUTPUT1"), input0 - input1)
 
     with pytest.raises(InferenceServerException) as raised:
-        triton.infer("wrong_model_name", _simple_inputs(input0, input1), outputs=outputs)
+        triton.infer("no-such-model", _simple_inputs(input0, input1), outputs=outputs)
     assert raised.value.message().startswith("Request for unknown model")
 
 
-def test_simple_http_model_control(triton: Any, stock_server: Server) -> None:
+def test_load_unload_and_a_config_override_lasting_one_load(triton: Any, stock_server: Server) -> None:
     on_disk = sorted(p.name for p in stock_server.repository.iterdir())
     assert [row["name"] for row in triton.get_model_repository_index()] == on_disk
     triton.load_model("simple", headers=WRITE_HEADERS)
@@ -98,7 +100,7 @@ def test_simple_http_model_control(triton: Any, stock_server: Server) -> None:
     assert not triton.is_model_ready("simple")
 
     with pytest.raises(InferenceServerException) as raised:
-        triton.load_model("wrong_model_name", headers=WRITE_HEADERS)
+        triton.load_model("no-such-model", headers=WRITE_HEADERS)
     assert "failed to load" in raised.value.message()
     triton.load_model("simple", headers=WRITE_HEADERS)  # as the other tests expect it
     assert triton.get_model_config("simple")["max_batch_size"] == 8  # the override was not written
@@ -136,7 +138,7 @@ def _image_client_parse_model(triton: Any, model_name: str) -> tuple[int, str, s
 
 
 @pytest.mark.parametrize("model_name", ["mnist", "digits"])
-def test_image_classification_client_with_class_count(triton: Any, model_name: str) -> None:
+def test_class_count_gives_each_images_top_classes_with_labels(triton: Any, model_name: str) -> None:
     images, labels = load_mnist_5k()
     images, labels = images[:8], labels[:8]
     if model_name == "mnist":

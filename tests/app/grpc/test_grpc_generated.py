@@ -16,7 +16,9 @@ OURS = inference_pb2.DESCRIPTOR
 
 
 def test_the_committed_stubs_are_what_the_proto_generates(tmp_path: Path) -> None:
-    for generated in generate(tmp_path):
+    written = list(generate(tmp_path))
+    assert written, "generate wrote no stubs"
+    for generated in written:
         committed = REPO_ROOT / generated.relative_to(tmp_path)
         stale = f"{committed} is stale: run python -m app.grpc.generate"
         assert generated.read_text() == committed.read_text(), stale

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as aioclient
+from _app_support import wait_until
 from _grpc_support import GrpcServer, start_grpc_server
 from tritonclient.utils import InferenceServerException
 
@@ -103,3 +104,12 @@ def test_two_workers_share_the_grpc_port_and_it_is_logged(tmp_path_factory: pyte
         log = (folder / "server.log").read_text()
         assert "Traceback" not in log and "cannot listen for gRPC" not in log, log
         assert f"V2 gRPC (inference.GRPCInferenceService) at {server.url}" in log  # beside the HTTP address
+        # both workers come up: each loads the model, then binds the shared port (without
+        # SO_REUSEPORT the second bind fails its start-up with "cannot listen for gRPC")
+        def both_loaded(path=folder / "server.log") -> bool:
+            return path.read_text().count("model mlp version 1 ready") == 2
+
+        wait_until(both_loaded, 60, "both workers to load mlp")
+        log = (folder / "server.log").read_text()
+        assert log.count("Application startup complete") == 2, log
+        assert "cannot listen for gRPC" not in log and "Traceback" not in log, log

@@ -23,25 +23,27 @@ def triton_client(grpc_server: GrpcServer) -> Any:
         yield client
 
 
-def test_simple_grpc_health_metadata(triton_client: Any) -> None:
-    assert triton_client.is_server_live(headers={"test": "1", "dummy": "2"})
+def test_health_metadata_and_config_of_simple_over_grpc(triton_client: Any) -> None:
+    assert triton_client.is_server_live(headers={"x-trace": "on", "x-attempt": "1"})
     assert triton_client.is_server_ready()
     assert triton_client.is_model_ready("simple")
     assert triton_client.get_server_metadata().name == "mininn-serve"
-    metadata = triton_client.get_model_metadata("simple", headers={"test": "1", "dummy": "2"})
+    metadata = triton_client.get_model_metadata("simple", headers={"x-trace": "on", "x-attempt": "1"})
     assert metadata.name == "simple"
     assert [(t.name, t.datatype, list(t.shape)) for t in metadata.inputs] == [
         ("INPUT0", "INT32", [-1, 16]),
         ("INPUT1", "INT32", [-1, 16]),
     ]
     with pytest.raises(InferenceServerException) as caught:
-        triton_client.get_model_metadata("wrong_model_name")
+        triton_client.get_model_metadata("no-such-model")
     assert "Request for unknown model" in caught.value.message()
     assert triton_client.get_model_config("simple").config.name == "simple"
 
 
 @pytest.mark.parametrize("compression", [None, "gzip", "deflate"])
-def test_simple_grpc_infer_client(triton_client: Any, compression: str | None) -> None:
+def test_simple_adds_and_subtracts_over_grpc_with_and_without_compression(
+    triton_client: Any, compression: str | None
+) -> None:
     inputs = [grpcclient.InferInput(name, [1, 16], "INT32") for name in ("INPUT0", "INPUT1")]
     input0 = np.expand_dims(np.arange(start=0, stop=16, dtype=np.int32), axis=0)
     input1 = np.ones(shape=(1, 16), dtype=np.int32)
@@ -53,7 +55,7 @@ def test_simple_grpc_infer_client(triton_client: Any, compression: str | None) -
         inputs=inputs,
         outputs=outputs,
         client_timeout=10.0,
-        headers={"test": "1"},
+        headers={"x-trace": "on"},
         compression_algorithm=compression,
     )
     statistics = triton_client.get_inference_statistics(model_name="simple")
