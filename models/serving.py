@@ -143,7 +143,15 @@ def placement(module: Module) -> tuple[mininn.device, mininn.dtype | None]:
 
 
 def to_tensor(array: np.ndarray, device: mininn.device, float_dtype: mininn.dtype | None) -> mininn.Tensor:
+    """The module's input for ``array``: shared with it where it can be (no copy), cast to the
+    module's floating dtype where it is floating.
+
+    A read-only array (a binary request body) is copied once, so that a forward writing
+    in place into its input (``x.sub_(mean)``) works as it does in torch.
+    """
     dtype = float_dtype if array.dtype.kind == "f" and float_dtype is not None else None
+    if isinstance(array, np.ndarray) and not array.flags.writeable and device.type == "cpu":
+        array = np.array(array, dtype=None if dtype is None else dtype.np)
     return mininn.as_tensor(array, dtype=dtype, device=device)
 
 
