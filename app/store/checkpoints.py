@@ -66,17 +66,10 @@ def open_checkpoint(path: Path, source_format: str, key: str = "") -> Checkpoint
             return _Streamed.open(path)
         loaded = load_checkpoint(path)
     except CheckpointError as exc:
-        hint = _PICKLED_MODULE_HINT if "refused pickle global torch.nn." in str(exc) else ""
-        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}{hint}") from None
+        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}") from None
     if key:
         loaded = _entry(loaded, key)
     return _Loaded(source_format, _as_state_dict(loaded, source_format))
-
-
-_PICKLED_MODULE_HINT = (
-    "; this file holds a whole pickled module (torch.save(model)): save the weights with "
-    "torch.save(model.state_dict(), path) instead"
-)
 
 
 def _entry(loaded: Any, key: str) -> Any:

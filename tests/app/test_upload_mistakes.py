@@ -14,6 +14,16 @@ from fastapi.testclient import TestClient
 torch = pytest.importorskip("torch")
 
 
+class BiLSTMClassifier(torch.nn.Module):
+    """A user's own model class: torch.save(model) pickles it by its module and name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = torch.nn.Embedding(20, 4)
+        self.rnn = torch.nn.LSTM(4, 3, batch_first=True, bidirectional=True)
+        self.head = torch.nn.Linear(6, 2)
+
+
 @pytest.fixture
 def client(repository: Path) -> TestClient:
     return start_client(repository, api_key=WRITE_KEY)
@@ -57,6 +67,21 @@ def test_a_whole_pickled_module_says_to_save_the_state_dict(client: TestClient, 
     response = client.put("/v2/models/mlp/state_dict", content=_torch_bytes(model), headers=WRITE_HEADERS)
     assert response.status_code == 400
     assert "torch.save(model.state_dict(), path) instead" in response.json()["error"]
+    assert _versions(repository) == before
+
+
+def test_a_whole_pickled_model_of_the_users_own_class_names_it_and_the_fix(
+    client: TestClient, repository: Path
+) -> None:
+    before = _versions(repository)
+    response = client.put(
+        "/v2/models/mlp/state_dict", content=_torch_bytes(BiLSTMClassifier()), headers=WRITE_HEADERS
+    )
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert f"refused pickle global {__name__}.BiLSTMClassifier" in message
+    assert f"holds a pickled {__name__}.BiLSTMClassifier object" in message
+    assert message.endswith("save its weights with torch.save(model.state_dict(), path) instead")
     assert _versions(repository) == before
 
 
