@@ -68,7 +68,6 @@ dictionaries are empty and ``Module.__call__`` keeps its fast path.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import fnmatch
 import itertools
@@ -83,6 +82,7 @@ import numpy as np
 
 from mininn._backend import array_module
 from mininn._functions.elementwise import where
+from mininn.nn._output_paths import first_position_path, flatten, replaced, step
 from mininn.nn.modules.module import Module
 from mininn.tensor import Tensor
 from mininn.utils.hooks import RemovableHandle
@@ -347,7 +347,6 @@ def _value_array(op: str, value: Any) -> Any:
 
 
 _MAX_PATHS = 20  # element paths listed in a message
-_DIGITS = frozenset("0123456789")
 
 
 def _element_path(element: Any) -> tuple[int | str, ...] | None:
@@ -366,54 +365,6 @@ def _element_path(element: Any) -> tuple[int | str, ...] | None:
         f"must be a position, a key, or a path to a tensor inside the output as capture names "
         f"write it ('1.0' or [1, 0]), got {element!r}",
     )
-
-
-def _first_position_path(output: Any) -> tuple[int, ...]:
-    """Position 0 at each level of nested tuples and lists (the default element)."""
-    path: list[int] = []
-    while isinstance(output, (tuple, list)) and output:
-        path.append(0)
-        output = output[0]
-    return tuple(path)
-
-
-def _position(part: int | str, length: int) -> int | None:
-    text = part[1:] if isinstance(part, str) and part.startswith("-") else part
-    if isinstance(text, str) and not (text and _DIGITS.issuperset(text)):
-        return None
-    position = int(part)
-    return position if -length <= position < length else None
-
-
-def _step(value: Any, path: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]] | None:
-    """The key into ``value`` that ``path`` starts with, and the rest of the path; None: no such key.
-
-    A dict key may hold dots (``"a.b"``): the longest run of parts that is a key wins.
-    """
-    if isinstance(value, (tuple, list)):
-        position = _position(path[0], len(value))
-        return None if position is None else (position, path[1:])
-    if isinstance(value, Mapping):
-        for n in range(len(path), 0, -1):
-            parts = path[:n]
-            key: Any = parts[0] if n == 1 else ".".join(map(str, parts))
-            for candidate in (key, str(key)) if _is_int(key) else (key,):
-                if candidate in value:
-                    return candidate, path[n:]
-    return None
-
-
-def _replaced(container: Any, key: Any, new: Any) -> Any:
-    """A copy of ``container`` (same type) with ``new`` at ``key``."""
-    if isinstance(container, Mapping):
-        updated = dict(container) if type(container) is dict else copy.copy(container)
-        updated[key] = new
-        return updated
-    items = list(container)
-    items[key] = new
-    if isinstance(container, list):
-        return items
-    return type(container)(*items) if hasattr(container, "_fields") else tuple(items)
 
 
 @dataclass(frozen=True)
@@ -469,7 +420,7 @@ class Intervention:
             raise CaptureError(
                 f"{label}.module", f"'{module_name}' returned {type(output).__name__}, not a tensor to edit"
             )
-        path = self._path if self._path is not None else _first_position_path(output)
+        path = self._path if self._path is not None else first_position_path(output)
         return self._edit_at(output, path, output, module_name, label)
 
     def _edit_at(self, value: Any, path: tuple[Any, ...], output: Any, module_name: str, label: str) -> Any:
@@ -478,14 +429,14 @@ class Intervention:
             if not isinstance(value, Tensor):
                 raise self._no_such_element(output, module_name, label)
             return self._edit(value, module_name, label)
-        found = _step(value, path)
+        found = step(value, path)
         if found is None:
             raise self._no_such_element(output, module_name, label)
         key, rest = found
-        return _replaced(value, key, self._edit_at(value[key], rest, output, module_name, label))
+        return replaced(value, key, self._edit_at(value[key], rest, output, module_name, label))
 
     def _no_such_element(self, output: Any, module_name: str, label: str) -> CaptureError:
-        paths = [suffix[1:] for suffix, _ in _flatten(output, "")]
+        paths = [suffix[1:] for suffix, _ in flatten(output, "")]
         if isinstance(output, Tensor):
             return CaptureError(
                 f"{label}.element", f"is for tuple, list or dict outputs; '{module_name}' returns a "
@@ -536,17 +487,6 @@ def _choice(field_name: str, value: Any, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise CaptureError(field_name, f"must be one of {_quoted(allowed)}, got {value!r}")
     return value
-
-
-def _flatten(value: Any, suffix: str) -> list[tuple[str, Tensor]]:
-    """``(suffix, tensor)`` for every tensor in ``value``, containers walked depth-first."""
-    if isinstance(value, Tensor):
-        return [(suffix, value)]
-    if isinstance(value, (tuple, list)):
-        return [item for i, v in enumerate(value) for item in _flatten(v, f"{suffix}.{i}")]
-    if isinstance(value, Mapping):
-        return [item for k, v in value.items() for item in _flatten(v, f"{suffix}.{k}")]
-    return []
 
 
 class ActivationCapture:
@@ -676,8 +616,8 @@ class ActivationCapture:
         def hook(module: Module, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None = None) -> None:
             if self._id not in _ACTIVE.get():
                 return
-            entries = _flatten(args[0], "") if len(args) == 1 else _flatten(tuple(args), "")
-            entries += _flatten(dict(kwargs or {}), "")
+            entries = flatten(args[0], "") if len(args) == 1 else flatten(tuple(args), "")
+            entries += flatten(dict(kwargs or {}), "")
             self._record(name, 0, entries)
 
         return hook
@@ -685,7 +625,7 @@ class ActivationCapture:
     def _output_hook(self, name: str) -> Any:
         def hook(module: Module, *rest: Any) -> None:
             if self._id in _ACTIVE.get():
-                self._record(name, 1, _flatten(rest[-1], ""))
+                self._record(name, 1, flatten(rest[-1], ""))
 
         return hook
 
