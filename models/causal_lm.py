@@ -40,7 +40,7 @@ import numpy as np
 
 import mininn
 from mininn.nn import Module
-from models.code import CodeSpec, ModelCodeError, describe_error
+from models.code import CodeSpec, ModelCodeError, build_code_module, describe_error
 from models.errors import ArchitectureError, InputError
 from models.processing import Processor
 from models.registry import Architecture
@@ -64,19 +64,23 @@ _CONTEXT_KEYS = ("block_size", "max_position_embeddings")
 _FLOAT_V2 = {np.dtype(np.float16): "FP16", np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64"}
 
 
-def causal_lm_servable(folder: Path, spec: CodeSpec, module: Module) -> CausalLMServable:
-    """Serve ``module`` (built from ``spec`` in ``folder``) as a text-generation model.
+def causal_lm_servable(folder: Path, spec: CodeSpec) -> CausalLMServable:
+    """Import the folder's code, build the module with ``spec.init``, and serve it as a language model.
 
     Raises:
-        ArchitectureError: ``inputs``/``outputs`` given (the signature is fixed), no context length
-            and none in the model, or a bad ``tokenizer.json``.
+        ModelCodeError: the code fails to import or to build the module (file and line named).
+        ArchitectureError: a task other than ``"text-generation"``, ``inputs``/``outputs`` given (the
+            signature is fixed), no context length and none in the model, or a bad ``tokenizer.json``.
     """
+    if spec.task != TEXT_GENERATION:
+        raise ArchitectureError(f"unknown task {spec.task!r}; the one task is {TEXT_GENERATION!r}")
     for key in ("inputs", "outputs"):
         if getattr(spec, key):
             raise ArchitectureError(
                 f"a text-generation model takes 'input_ids' [batch, tokens] and gives 'logits' "
                 f"[batch, tokens, vocab]: leave '{key}' out of model.json"
             )
+    module = build_code_module(folder, spec)
     context_length = resolve_context_length(module, spec.init, spec.context_length)
     tokenizer = load_folder_tokenizer(folder, required=False)
     return CausalLMServable(module, Path(folder), spec.module, dict(spec.init), context_length, tokenizer)
