@@ -7,7 +7,7 @@ position only (``[B, 1, V]``, as nanoGPT gives without targets) are enough to ge
 
 :class:`CausalLMGenerator` is the ``TextGenerator`` the generation engine drives. Without a
 cache it runs the whole sequence at each step. A model opts into a KV cache by accepting
-a ``past_key_values`` keyword in ``forward`` (the cache protocol, docs/generation.md):
+a ``past_key_values`` keyword in ``forward`` (the cache protocol; docs/serving-your-own-model.md):
 
 - the server calls ``forward(ids, past_key_values=None)`` with a sequence's prompt, then
   ``forward(ids, past_key_values=cache)`` with one new token ``[1, 1]`` at a time;
@@ -249,7 +249,7 @@ class CausalSequence:
 
 
 class CausalLMGenerator:
-    """The ``TextGenerator`` of a user's causal LM (the engine's side of docs/generation.md).
+    """The ``TextGenerator`` of a user's causal LM (docs/serving-your-own-model.md, language models).
 
     Attributes:
         tokenizer: The model's tokenizer, or None (token ids only).
@@ -343,7 +343,7 @@ class CausalLMGenerator:
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise ModelCodeError(
                 f"{self._servable.architecture}: forward takes {CACHE_ARGUMENT!r}, so it must return "
-                f"(logits, {CACHE_ARGUMENT}) (docs/generation.md), not {type(result).__name__}"
+                f"(logits, {CACHE_ARGUMENT}) (docs/serving-your-own-model.md), not {type(result).__name__}"
             )
         logits = self._servable.check_logits(result[0], new.shape)
         seq.cache = result[1]

@@ -111,7 +111,7 @@ class ModelVersion:
 
     @property
     def generator(self) -> Any:
-        """The ``TextGenerator`` of a text-generation model (docs/generation.md), else None."""
+        """The ``TextGenerator`` of a text-generation model (``models.causal_lm``), else None."""
         return getattr(self.servable, "generator", None)
 
     @property
