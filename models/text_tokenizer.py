@@ -8,8 +8,8 @@ end-of-sequence ids and its chat template. Two loaders build one:
   byte-level BPE (``tokenizer.ggml.model == "gpt2"``) over the file's tokens and merges, control
   tokens as special added tokens, user-defined ones as plain added tokens, the pre-tokenizer
   split chosen by ``tokenizer.ggml.pre``, BOS/EOS added as ``add_bos_token``/``add_eos_token`` say.
-- :func:`load_folder_tokenizer` from a Hugging Face model folder: ``tokenizer.json``, with
-  ``tokenizer_config.json`` (special tokens, ``add_bos_token``, ``chat_template``),
+- :func:`load_folder_tokenizer` from a Hugging Face model folder: ``tokenizer.json`` (whose
+  post-processor adds BOS/EOS, if any), with ``tokenizer_config.json`` (special tokens, ``chat_template``),
   ``chat_template.jinja``, and the end-of-sequence ids of ``generation_config.json`` or
   ``config.json``.
 
@@ -359,9 +359,8 @@ def load_folder_tokenizer(folder: Path | str, *, required: bool = True) -> ChatT
     special = SpecialTokens(*(_token_text(config, name) for name in
                               ("bos_token", "eos_token", "unk_token", "pad_token")))
     _add_named_special_tokens(tokenizer, special, _extra_special_tokens(config))
-    if "add_bos_token" in config or "add_eos_token" in config or tokenizer.post_processor is None:
-        add_bos, add_eos = _flag(config, "add_bos_token"), _flag(config, "add_eos_token")
-        _set_post_processor(tokenizer, special, add_bos, add_eos)
+    # BOS/EOS come from tokenizer.json's post-processor alone: transformers (v5) ignores
+    # tokenizer_config.json's add_bos_token/add_eos_token when it loads a tokenizer.json.
     eos_ids = _folder_eos_ids(folder, tokenizer, special)
     return ChatTokenizer(tokenizer, special, eos_ids, _folder_chat_template(folder, config),
                          clean_up_spaces=_flag(config, "clean_up_tokenization_spaces"))

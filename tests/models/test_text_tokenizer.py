@@ -158,6 +158,41 @@ def test_folder_tokenizer_reads_eos_ids_from_generation_config(saved_folder: Pat
     assert load_folder_tokenizer(tmp_path).eos_token_ids == (2, 0)
 
 
+def test_tokenizer_json_alone_decides_bos_and_eos_as_transformers(saved_folder: Path, tmp_path: Path) -> None:
+    """transformers (v5) ignores tokenizer_config.json's add_bos_token/add_eos_token there."""
+    for name in ("tokenizer.json", "chat_template.jinja"):
+        (tmp_path / name).write_bytes((saved_folder / name).read_bytes())
+    config = json.loads((saved_folder / "tokenizer_config.json").read_text())
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({**config, "add_bos_token": True,
+                                                                "add_eos_token": True}))
+    ours, ref = load_folder_tokenizer(tmp_path), transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    for text in TEXTS[:40]:
+        assert ours.encode(text) == ref(text).input_ids, text
+        assert ours.encode(text, add_special_tokens=False) == ref(text, add_special_tokens=False).input_ids
+    assert ours.encode("hi") == ours.encode("hi", add_special_tokens=False)
+
+
+def test_a_tokenizer_trained_with_tokenizers_equals_transformers_fast_tokenizer(tmp_path: Path) -> None:
+    import tokenizers
+
+    backend = tokenizers.Tokenizer(tokenizers.models.BPE())
+    backend.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<|endoftext|>"],
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+    )
+    backend.train_from_iterator(TEXTS, trainer)
+    backend.save(str(tmp_path / "tokenizer.json"))
+    ours = load_folder_tokenizer(tmp_path)
+    ref = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
+    assert (ours.eos_token_ids, ours.bos_token_id, ours.has_chat_template) == ((), None, False)
+    for text in TEXTS:
+        ids = ref(text).input_ids
+        assert ours.encode(text) == ids, text
+        assert ours.decode(ids) == ref.decode(ids, skip_special_tokens=True), text
+
+
 # -- bad inputs and files ---------------------------------------------------------------------------------
 
 
@@ -217,7 +252,7 @@ def test_missing_tokenizer_json_is_a_resource_error_or_none(tmp_path: Path) -> N
         ("tokenizer.json", "{not json", ["cannot read tokenizer.json"]),
         ("tokenizer.json", '{"model": {"type": "BPE"}}', ["cannot read tokenizer.json"]),
         ("tokenizer_config.json", "[1, 2]", ["tokenizer_config.json must be a JSON object"]),
-        ("tokenizer_config.json", '{"add_bos_token": "yes"}', ["'add_bos_token'", "true or false"]),
+        ("tokenizer_config.json", '{"clean_up_tokenization_spaces": 1}', ["'clean_up_tokenization_spaces'"]),
         ("tokenizer_config.json", '{"chat_template": 3}', ["chat_template must be a string"]),
         ("tokenizer_config.json", '{"chat_template": "{% if %}"}', ["chat template does not parse"]),
         ("generation_config.json", '{"eos_token_id": 10000000}', ["eos_token_id 10000000", "below"]),
