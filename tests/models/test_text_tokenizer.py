@@ -193,6 +193,13 @@ def test_a_tokenizer_trained_with_tokenizers_equals_transformers_fast_tokenizer(
         assert ours.decode(ids) == ref.decode(ids, skip_special_tokens=True), text
 
 
+def test_the_pre_tokenizer_split_of_each_gguf_pre_name_is_transformers() -> None:
+    mapping = pytest.importorskip("transformers.integrations.gguf.gguf_tokenizer_mapping")
+    from models.text_tokenizer import _PRE_TOKENIZER_SPLITS
+
+    assert _PRE_TOKENIZER_SPLITS == mapping.GGUF_PRE_TOKENIZER_SPLITS
+
+
 # -- bad inputs and files ---------------------------------------------------------------------------------
 
 
