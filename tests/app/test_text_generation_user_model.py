@@ -175,3 +175,10 @@ def test_bad_text_generation_model_json_is_422_naming_the_key(document: dict[str
 def test_a_text_generation_module_needs_no_inputs() -> None:
     spec = parse_spec(json.dumps({"module": "model.py:Net", "task": "text-generation"}), "m/model.json")
     assert (spec.task, spec.context_length, spec.inputs) == ("text-generation", None, None)
+
+
+def test_the_store_and_the_models_name_the_task_alike() -> None:
+    from app.store.repository import TEXT_GENERATION
+    from models.causal_lm import TEXT_GENERATION as MODELS_TEXT_GENERATION
+
+    assert TEXT_GENERATION == MODELS_TEXT_GENERATION == "text-generation"
