@@ -39,7 +39,7 @@ def describe_out_of_range(error: BaseException, model: Module, inputs: Mapping[s
     lookup = next((f for f in reversed(frames) if f.f_code is embedding.__code__), None)
     if lookup is None:
         return None
-    ids, weight = np.asarray(lookup.f_locals["input"]._data), lookup.f_locals["weight"]
+    ids, weight = lookup.f_locals["input"].detach().cpu().numpy(), lookup.f_locals["weight"]
     size = int(weight.shape[0])
     bad = np.argwhere((ids < 0) | (ids >= size))
     if not len(bad):
