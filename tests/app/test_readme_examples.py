@@ -15,6 +15,7 @@ a block makes are the ones the next block uses. The configuration table in
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import re
@@ -30,6 +31,7 @@ import pytest
 from _app_support import REPO_ROOT, free_port, run_server
 
 from app.settings import Settings
+from mininn.torch_alias import TorchNameError, torch_module
 
 README = (REPO_ROOT / "README.md").read_text()
 BLOCK = re.compile(r"<!-- readme-test: (?P<kind>\w+) -->\n```\w*\n(?P<code>.*?)```", re.S)
@@ -121,3 +123,45 @@ def _readme_default(name: str, default: Any) -> str:
     if isinstance(default, float) and default.is_integer():
         return f"`{int(default)}`"
     return f"`{default}`"
+
+
+MISSING_NAME = re.compile(r"`(?P<file>\w+\.py):(?P<line>\d+) in (?P<function>\w+): (?P<name>torch\.[\w.]+) "
+                          r"is not available in mininn`")
+
+
+def test_the_readmes_missing_name_is_missing_and_reported_as_shown(tmp_path: Path, capsys: Any) -> None:
+    """The README's example of a name mininn lacks: used on that line of its net.py, torch runs it and
+    ``add-model`` refuses it with the README's words."""
+    torch = pytest.importorskip("torch")
+    from app.store.model_folder import main as add_model
+
+    shown = MISSING_NAME.search(" ".join(README.split()))
+    assert shown is not None, "the README shows no missing-name error"
+    namespace, _, attr = shown["name"].rpartition(".")
+    assert hasattr(importlib.import_module(namespace), attr), f"torch has no {shown['name']}"
+    with pytest.raises(TorchNameError):  # what model code sees for it
+        getattr(torch_module(namespace), attr)
+    code = re.search(r"cat > (\w+\.py) <<'PY'\n(.*?)\nPY\n", README, re.S)
+    assert code is not None and code[1] == shown["file"]
+    lines = code[2].splitlines()
+    line = int(shown["line"])
+    assert lines[line - 1].strip().startswith("return"), "the README's line is no longer forward's last"
+    indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+    call = f"{shown['name']}(image.flatten(1), 16, window=torch.hann_window(16), return_complex=True)"
+    lines.insert(line - 1, f"{indent}spectrogram = {call}")
+    (tmp_path / shown["file"]).write_text("\n".join(lines) + "\n")
+
+    sys.path.insert(0, str(tmp_path))
+    try:  # it is torch code: torch runs it
+        module = __import__(Path(shown["file"]).stem)
+        assert module.Net(num_classes=5)(torch.zeros(1, 3, 32, 32)).shape == (1, 5)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(Path(shown["file"]).stem, None)
+    args = ["stft-net", "--code", f"{tmp_path / shown['file']}:Net", "--init", '{"num_classes": 5}',
+            "--input", "image:FP32:-1,3,32,32", "--repository", str(tmp_path / "model_repository")]
+    assert add_model(args) == 1
+    error = capsys.readouterr().err
+    where = f"{shown['file']}:{line} in {shown['function']}"
+    assert f"{where}: {shown['name']} is not available in mininn" in error
+    assert not (tmp_path / "model_repository" / "stft-net").exists()
