@@ -168,6 +168,7 @@ def test_the_readmes_missing_name_is_missing_and_reported_as_shown(tmp_path: Pat
 
 
 def test_every_documented_missing_name_is_one_torch_has_and_mininn_lacks() -> None:
+    pytest.importorskip("torch")
     pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
     shown = {m["name"] for page in pages for m in MISSING_NAME.finditer(" ".join(page.read_text().split()))}
     assert shown, "no page shows a missing-name error"
