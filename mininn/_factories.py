@@ -171,20 +171,40 @@ def tensor(
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """Like ``tensor`` but shares memory with a NumPy array when it can."""
-    if isinstance(data, TensorCore) and dtype is None and device is None:
-        return data
-    if isinstance(data, np.ndarray) and device is None:
-        dt = None if dtype is None else _dtype.as_dtype(dtype).np
-        arr = np.asarray(data, dtype=dt)
-        _dtype.from_numpy_dtype(arr.dtype)  # unsupported dtypes fail here, naming the choices
-        return wrap(arr)
-    return tensor(data, dtype=dtype, device=device)
+    """``data`` as a tensor, without a copy where torch makes none.
+
+    A tensor already of ``dtype`` on ``device`` is returned as it is; a NumPy
+    array is shared (writes through either show in the other) when it stays on
+    the CPU and ``dtype`` is None or its own dtype. Anything else is copied,
+    as :func:`tensor` copies.
+    """
+    dev = None if device is None else as_device(device)
+    dt = None if dtype is None else _dtype.as_dtype(dtype)
+    if isinstance(data, TensorCore):
+        if (dt is None or data.dtype is dt) and (dev is None or _on(data.device, dev)):
+            return data  # type: ignore[return-value]
+    elif isinstance(data, np.ndarray) and (dev is None or dev.type == "cpu"):
+        if dt is None or data.dtype == dt.np:
+            return from_numpy(data)
+        return wrap(data.astype(dt.np))  # one copy, in the new dtype
+    return tensor(data, dtype=dt, device=dev)
+
+
+def _on(have: Any, want: Any) -> bool:
+    """Whether a tensor on ``have`` is on ``want`` (``cuda`` without an index: any CUDA device)."""
+    return have.type == want.type and (want.index is None or have.index == want.index)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with ``array``."""
-    _dtype.from_numpy_dtype(array.dtype)
+    """A tensor sharing memory with ``array`` (writes through either show in the other).
+
+    Raises:
+        TypeError: ``array`` is not a NumPy array (torch's message), or its dtype
+            has no mininn dtype.
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dtype.from_numpy_dtype(array.dtype)  # unsupported dtypes fail here, naming the choices
     return wrap(array)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mininn import no_grad
-from mininn.nn import Module
+from mininn.nn import CaptureError, Module
 from mininn.torch_alias import code_location, load_code
 from models.errors import ArchitectureError, InputError
 from models.processing import Processor
@@ -139,7 +139,7 @@ class CodeServable(Servable):
             self._discover_outputs()
         try:
             return super().predict(inputs)
-        except InputError:
+        except (InputError, CaptureError):  # the request's own intervention does not fit: not the code's
             raise
         except Exception as exc:  # the model's own code failed on these inputs
             raise InputError(_describe(exc, self.folder)) from exc

@@ -16,6 +16,7 @@ import numpy as np
 
 import mininn
 from mininn.nn import Module
+from models.embedding_ids import describe_out_of_range
 from models.errors import InputError
 from models.processing import Processor
 from models.registry import Architecture, get_architecture
@@ -58,12 +59,19 @@ class Servable:
             One host array per output name, batch dimension first, of the declared datatype.
 
         Raises:
-            InputError: A missing or unexpected input name, or a wrong datatype or shape.
+            InputError: A missing or unexpected input name, a wrong datatype or shape, or
+                an id out of an embedding's range (naming the input, the layer and its size).
         """
         self._check(inputs)
         arguments = self.processor.preprocess(inputs)
         device, float_dtype = placement(self.module)
-        result = self.module(*(to_tensor(a, device, float_dtype) for a in arguments))
+        try:
+            result = self.module(*(to_tensor(a, device, float_dtype) for a in arguments))
+        except IndexError as exc:  # an id past an embedding: name the input, the layer and its size
+            described = describe_out_of_range(exc, self.module, inputs)
+            if described is None:
+                raise
+            raise InputError(described) from exc
         outputs = self.processor.postprocess(_to_host(result))
         return {spec.name: _as_declared(outputs[spec.name], spec) for spec in self.outputs}
 
@@ -143,7 +151,15 @@ def placement(module: Module) -> tuple[mininn.device, mininn.dtype | None]:
 
 
 def to_tensor(array: np.ndarray, device: mininn.device, float_dtype: mininn.dtype | None) -> mininn.Tensor:
+    """The module's input for ``array``: shared with it where it can be (no copy), cast to the
+    module's floating dtype where it is floating.
+
+    A read-only array (a binary request body) is copied once, so that a forward writing
+    in place into its input (``x.sub_(mean)``) works as it does in torch.
+    """
     dtype = float_dtype if array.dtype.kind == "f" and float_dtype is not None else None
+    if isinstance(array, np.ndarray) and not array.flags.writeable and device.type == "cpu":
+        array = np.array(array, dtype=None if dtype is None else dtype.np)
     return mininn.as_tensor(array, dtype=dtype, device=device)
 
 

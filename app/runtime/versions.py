@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +44,7 @@ from app.runtime.metrics import Metrics
 from app.runtime.runner import ModelRunner
 from app.runtime.statistics import InferenceStatistics
 from app.settings import Settings
+from app.store.key_report import added_prefix, prefix_advice
 from app.store.repository import FileIdentity, ModelRepository, ModelSpec, file_identity
 from mininn.serialization import load as load_checkpoint
 from models.config import accepted_keys
@@ -374,11 +375,20 @@ _LIBC = _load_libc()
 
 
 def assemble(
-    spec: ModelSpec, folder: Path, weights: Path | None, device: str, dtype: str, where: str
+    spec: ModelSpec,
+    folder: Path,
+    weights: Path | Mapping[str, Any] | None,
+    device: str,
+    dtype: str,
+    where: str,
+    *,
+    strip_fix: str = "remove it from the keys (an upload does so with ?strip_prefix={prefix})",
 ) -> models.Servable:
     """Build ``spec`` in ``folder``, load ``weights`` strictly, move, ``eval()`` and warm it up.
 
     The steps of every load, of ``mininn-serve add-model`` and of a checked code upload.
+    ``weights`` is a checkpoint file or a state dict already read; ``strip_fix`` says how to
+    remove a prefix that every key has (``{prefix}`` stands for it).
 
     Raises:
         LoadError: a step failed; the message starts with ``where`` and names the step.
@@ -386,13 +396,24 @@ def assemble(
     with _step(f"{where}: building {spec.built_from}"):
         servable = build_servable(spec, folder)
     if weights is not None:
-        with _step(f"{where}: reading {weights.parent.name}/{weights.name}"):
-            state_dict = load_checkpoint(weights)
+        if isinstance(weights, Path):
+            with _step(f"{where}: reading {weights.parent.name}/{weights.name}"):
+                weights = load_checkpoint(weights)
         with _step(f"{where}: loading the state dict"):
-            servable.module.load_state_dict(state_dict, strict=True)
-        del state_dict
+            _load_strict(servable.module, weights, strip_fix)
+        del weights
     prepare_servable(servable, device, dtype, where)
     return servable
+
+
+def _load_strict(module: Any, state_dict: Mapping[str, Any], strip_fix: str) -> None:
+    """``load_state_dict(strict=True)``; keys that all carry a prefix are told which, not listed."""
+    expected = module.state_dict()
+    missing = [key for key in expected if key not in state_dict]
+    prefix = added_prefix(missing, [key for key in state_dict if key not in expected])
+    if prefix is not None:
+        raise ValueError(prefix_advice(prefix, len(missing), strip_fix.format(prefix=prefix)))
+    module.load_state_dict(state_dict, strict=True)
 
 
 def prepare_servable(servable: models.Servable, device: str, dtype: str, where: str) -> None:

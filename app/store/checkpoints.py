@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from mininn.serialization import CheckpointError, detect_format
 from mininn.serialization import load as load_checkpoint
 from mininn.serialization import open_checkpoint as open_lazy
 
-__all__ = ["Checkpoint", "detect", "open_checkpoint"]
+__all__ = ["Checkpoint", "detect", "open_checkpoint", "read_state_dict"]
 
 _MAX_LISTED = 50
 
@@ -66,23 +67,57 @@ def open_checkpoint(path: Path, source_format: str, key: str = "") -> Checkpoint
             return _Streamed.open(path)
         loaded = load_checkpoint(path)
     except CheckpointError as exc:
-        hint = _PICKLED_MODULE_HINT if "refused pickle global torch.nn." in str(exc) else ""
-        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}{hint}") from None
+        raise BadRequestError(f"cannot read the uploaded {source_format} checkpoint: {exc}") from None
     if key:
-        loaded = _entry(loaded, key)
-    return _Loaded(source_format, _as_state_dict(loaded, source_format))
+        loaded = _entry(loaded, key, _UPLOAD)
+    return _Loaded(source_format, _as_state_dict(loaded, source_format, _UPLOAD))
 
 
-_PICKLED_MODULE_HINT = (
-    "; this file holds a whole pickled module (torch.save(model)): save the weights with "
-    "torch.save(model.state_dict(), path) instead"
-)
+def read_state_dict(path: Path, key: str = "", strip_prefix: str = "") -> Mapping[str, Any]:
+    """The state dict in the checkpoint file at ``path`` (``mininn-serve add-model --weights``).
+
+    Args:
+        path: a safetensors, .npz or PyTorch .pt file, loaded whole.
+        key: the entry of a training checkpoint (a dict) that holds the state dict (``--key``).
+        strip_prefix: removed where a key starts with it (``--strip-prefix``).
+
+    Raises:
+        BadRequestError: not a readable checkpoint.
+        UnprocessableError: not a flat state dict, no entry ``key``, or two keys that become one.
+    """
+    source = _Source(f"--weights {path.name}", "--key ")
+    try:
+        loaded = load_checkpoint(path)
+    except CheckpointError as exc:
+        raise BadRequestError(f"cannot read {source.name}: {exc}") from None
+    if key:
+        loaded = _entry(loaded, key, source)
+    state = _Loaded("", _as_state_dict(loaded, detect(path), source))
+    renamed, _ = state.renamed(strip_prefix)
+    assert isinstance(renamed, _Loaded)
+    return renamed.values
 
 
-def _entry(loaded: Any, key: str) -> Any:
+@dataclass(frozen=True)
+class _Source:
+    """How messages name the checkpoint and the option that picks an entry of it."""
+
+    name: str
+    key_option: str
+
+    def described(self, source_format: str) -> str:
+        return f"the uploaded {source_format} file" if self is _UPLOAD else self.name
+
+
+_UPLOAD = _Source("the uploaded checkpoint", "?key=")
+
+
+def _entry(loaded: Any, key: str, source: _Source) -> Any:
     if not isinstance(loaded, Mapping) or key not in loaded:
         keys = ", ".join(repr(k) for k in list(loaded)[:_MAX_LISTED]) if isinstance(loaded, Mapping) else ""
-        raise UnprocessableError(f"?key={key}: the uploaded checkpoint has no entry {key!r}; entries: {keys}")
+        raise UnprocessableError(
+            f"{source.key_option}{key}: {source.name} has no entry {key!r}; entries: {keys}"
+        )
     return loaded[key]
 
 
@@ -219,27 +254,29 @@ def _looks_like_state_dict(value: Any) -> bool:
     )
 
 
-def _as_state_dict(loaded: Any, source_format: str) -> Mapping[str, Any]:
+def _as_state_dict(loaded: Any, source_format: str, source: _Source) -> Mapping[str, Any]:
+    described = source.described(source_format)
     if not isinstance(loaded, Mapping):
         raise UnprocessableError(
-            f"the uploaded {source_format} file holds a {type(loaded).__name__}, not a state dict "
+            f"{described} holds a {type(loaded).__name__}, not a state dict "
             "(a dict of parameter names to tensors)"
         )
     bad = [key for key in loaded if not isinstance(key, str)]
     if bad:
         raise UnprocessableError(f"state-dict keys must be strings, got {bad[0]!r}")
     holders = [key for key, value in loaded.items() if _looks_like_state_dict(value)]
+    verb = "upload" if source is _UPLOAD else "use"
     if holders:
         entries = ", ".join(repr(k) for k in list(loaded)[:_MAX_LISTED])
         raise UnprocessableError(
-            f"the uploaded {source_format} file is a training checkpoint ({entries}), not a state dict; "
-            f"upload its state dict with ?key={holders[0]}, or save model.state_dict() on its own"
+            f"{described} is a training checkpoint ({entries}), not a state dict; {verb} its state dict "
+            f"with {source.key_option}{holders[0]}, or save model.state_dict() on its own"
         )
     nested = [key for key, value in loaded.items() if isinstance(value, Mapping)]
     if nested and len(nested) == len(loaded):
         shown = ", ".join(nested[:_MAX_LISTED]) + (", ..." if len(nested) > _MAX_LISTED else "")
         raise UnprocessableError(
-            f"the uploaded {source_format} file holds a dict of dicts ({shown}), not a state "
+            f"{described} holds a dict of dicts ({shown}), not a state "
             "dict; upload the model's state_dict() itself, e.g. checkpoint['state_dict']"
         )
     return loaded

@@ -4,12 +4,15 @@
 
     mininn-serve add-model my-net --code net.py:Net --init '{"num_classes": 10}' \\
         --weights net.pt --input image:FP32:-1,3,32,32 [--output logits:FP32:-1,10] \\
-        [--max-batch-size 32] [--repository DIR]
+        [--key model_state_dict] [--strip-prefix module.] [--max-batch-size 32] [--repository DIR]
     mininn-serve add-model my-net --check [--repository DIR]
 
 Adding builds the module from the code (``torch`` answered by mininn, as the
 server does), loads the weights strictly, moves it to the configured device and
-dtype and runs the warm-up forward, exactly as a server load does. Only then is
+dtype and runs the warm-up forward, exactly as a server load does (``--key`` picks
+the state dict out of a training checkpoint and ``--strip-prefix`` removes a prefix
+such as ``module.`` or ``_orig_mod.`` from its keys, as the upload's ``?key=`` and
+``?strip_prefix=`` do). Only then is
 the folder written: ``model.json``, the code file and the sibling files it
 imports, and version 1 as safetensors, all in a staging folder that one rename
 publishes (a running server's repository watch then loads it on every worker).
@@ -34,7 +37,7 @@ import os
 import secrets
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ import mininn
 from app.errors import ServiceError
 from app.runtime.versions import LoadError, assemble
 from app.settings import ENV_PREFIX, SettingsError, load_settings
+from app.store.checkpoints import read_state_dict
 from app.store.repository import ModelRepository, ModelSpec, spec_from_document, validate_model_name
 from models.code import parse_module_ref
 
@@ -87,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--code", help="FILE.py:NAME, the nn.Module class or factory function")
     parser.add_argument("--init", default="{}", help="JSON object of keyword arguments for it")
     parser.add_argument("--weights", help="the state dict: .pt/.pth (torch.save), .safetensors or .npz")
+    parser.add_argument("--key", default="", metavar="ENTRY",
+                        help="the entry of a training checkpoint that holds the state dict, "
+                        "e.g. model_state_dict")
+    parser.add_argument("--strip-prefix", default="", metavar="PREFIX",
+                        help="remove this prefix where a key starts with it: module. (DataParallel) "
+                        "or _orig_mod. (torch.compile)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME:DATATYPE:SHAPE",
                         help="one per forward argument, in order, e.g. image:FP32:-1,3,32,32 "
                         "(an empty NAME takes the forward parameter's name)")
@@ -147,9 +157,7 @@ def _add(repository: ModelRepository, args: argparse.Namespace, placement: tuple
             f"version with PUT /v2/models/{args.name}/state_dict, or remove the folder first"
         )
     code_file, spec, document = _spec_from_args(args)
-    weights = Path(args.weights) if args.weights else None
-    if weights is not None and not weights.is_file():
-        raise FolderError(f"--weights: no file {str(weights)!r}")
+    weights = _read_weights(args)
     servable = _assemble(spec, code_file.parent, weights, placement, "check")
     files = _imported_files(servable, code_file.parent)
     repository.root.mkdir(parents=True, exist_ok=True)
@@ -170,6 +178,18 @@ def _add(repository: ModelRepository, args: argparse.Namespace, placement: tuple
     sys.stdout.write(f"\nServed by a server whose MININN_MODEL_REPOSITORY is {repository.root} "
                      "(a running one loads it within a second).\n")
     sys.stdout.write("\nTry it on a running server:\n\n" + _client_call(args.name, servable) + "\n")
+
+
+def _read_weights(args: argparse.Namespace) -> Mapping[str, Any] | None:
+    """The state dict that ``--weights`` (with ``--key`` and ``--strip-prefix``) names."""
+    if not args.weights:
+        if args.key or args.strip_prefix:
+            raise FolderError("--key and --strip-prefix apply to --weights; give the file with --weights")
+        return None
+    weights = Path(args.weights)
+    if not weights.is_file():
+        raise FolderError(f"--weights: no file {str(weights)!r}")
+    return read_state_dict(weights, args.key, args.strip_prefix)
 
 
 def _spec_from_args(args: argparse.Namespace) -> tuple[Path, ModelSpec, dict[str, Any]]:
@@ -217,10 +237,11 @@ def _tensor_arg(text: str, option: str) -> dict[str, Any]:
     return entry
 
 
-def _assemble(spec: ModelSpec, folder: Path, weights: Path | None, placement: tuple[str, str], where: str
-              ) -> Any:
+def _assemble(spec: ModelSpec, folder: Path, weights: Path | Mapping[str, Any] | None,
+              placement: tuple[str, str], where: str) -> Any:
     try:
-        return assemble(spec, folder, weights, placement[0], placement[1], where)
+        return assemble(spec, folder, weights, placement[0], placement[1], where,
+                        strip_fix="add --strip-prefix {prefix}")
     except LoadError as exc:
         raise FolderError(str(exc)) from None
 

@@ -62,6 +62,7 @@ from app.errors import (
 from app.runtime.manager import LoadError, ModelManager, Publication
 from app.runtime.versions import build_servable
 from app.store.checkpoints import Checkpoint, detect, open_checkpoint
+from app.store.key_report import added_prefix, prefix_advice, summary
 from app.store.repository import ModelRepository, ModelSpec, Staging, file_identity, validate_model_name
 from mininn.serialization import CheckpointError, write_safetensors
 from mininn.serialization import load as load_checkpoint
@@ -327,6 +328,10 @@ def _load_into(
         "dtype_mismatches": [m for k, d in described.items() if (m := _dtype_mismatch(k, d, expected[k]))],
     }
     where = f"the uploaded state dict does not fit {spec.built_from}"
+    prefix = added_prefix(details["missing_keys"], details["unexpected_keys"]) if strict else None
+    if prefix is not None:
+        advice = prefix_advice(prefix, len(details["missing_keys"]), f"upload it with ?strip_prefix={prefix}")
+        raise UnprocessableError(f"{where}: {advice}", details={**details, "strip_prefix": prefix})
     if details["dtype_mismatches"]:
         lines = [
             f"dtype mismatch for {d['key']}: copying a {d['checkpoint_dtype']} tensor from the checkpoint "
@@ -337,11 +342,23 @@ def _load_into(
     try:
         result = module.load_state_dict(checkpoint.for_check(expected), strict=strict)
     except (RuntimeError, TypeError) as exc:
-        raise UnprocessableError(f"{where}: {exc}", details=details) from None
+        raise UnprocessableError(f"{where}: {_short(exc, details)}", details=details) from None
     for key, tensor in module.state_dict().items():
         if key in present:
             checkpoint.copy_into(key, tensor)
     return list(result.missing_keys), list(result.unexpected_keys)
+
+
+def _short(exc: BaseException, details: dict[str, Any]) -> str:
+    """torch's message, or for more keys than a message should list, a summary of them."""
+    missing, unexpected = details["missing_keys"], details["unexpected_keys"]
+    if len(missing) + len(unexpected) <= _MAX_LISTED:
+        return str(exc)
+    text = summary(missing, unexpected)
+    sizes = details["size_mismatches"]
+    if sizes:
+        text += f"; {len(sizes)} size mismatch(es), e.g. {sizes[0]['key']}"
+    return text + " (every key is in the body's missing_keys, unexpected_keys and size_mismatches)"
 
 
 def _size_mismatch(key: str, described: Any, target: Any) -> dict[str, Any] | None:

@@ -2,7 +2,9 @@
 
 An intervention is a JSON object ``{"module", "op", "value", "index",
 "element"}``; ``module``, ``op``, ``value`` and ``element`` go to
-:class:`~mininn.nn.Intervention` as they are. ``index`` has a wire form of its own:
+:class:`~mininn.nn.Intervention` as they are (``element``: a position, a key, or
+the path of a tensor in a nested output as its capture name writes it, ``"1.0"``
+or ``[1, 0]``). ``index`` has a wire form of its own:
 
 - an int or a non-empty list of ints: positions along dimension 1 (the channels
   of an ``(N, C, H, W)`` map, the features of ``(N, F)``, the tokens of a

@@ -48,8 +48,13 @@ tuple of these (``np.s_[:, 3]``: channel 3 of an ``(N, C, H, W)`` map;
 
 ``value`` (a number, a nested list, an array or a Tensor) must broadcast to
 ``output[index]``. The edit is built from tensor operations, so gradients flow
-through it. For a module whose output is a tuple or list the edit applies to
-element ``element`` (default 0); a dict output needs ``element`` as the key.
+through it. For a module whose output is a tuple, list or dict (nested or not),
+``element`` names the tensor edited by the path its capture name uses: ``1`` or
+``"1"`` (the second element), ``"1.0"`` or ``[1, 0]`` (``h_n`` of an LSTM's
+``(output, (h_n, c_n))``), ``"logits"`` (a dict's key). Without ``element`` a
+tuple or list output has its first tensor edited (position 0 at each level); a
+dict needs ``element``. A path that names no tensor fails the forward with a
+:class:`CaptureError` listing the paths that do.
 
 Isolation. The hooks live for the ``with`` block and are removed on exit, also
 when ``forward`` raises. They act only where their capture is active in the
@@ -77,6 +82,7 @@ import numpy as np
 
 from mininn._backend import array_module
 from mininn._functions.elementwise import where
+from mininn.nn._output_paths import first_position_path, flatten, replaced, step
 from mininn.nn.modules.module import Module
 from mininn.tensor import Tensor
 from mininn.utils.hooks import RemovableHandle
@@ -340,6 +346,27 @@ def _value_array(op: str, value: Any) -> Any:
     return array
 
 
+_MAX_PATHS = 20  # element paths listed in a message
+
+
+def _element_path(element: Any) -> tuple[int | str, ...] | None:
+    """``element`` as a path of positions and keys (None: the default)."""
+    if element is None:
+        return None
+    if _is_int(element):
+        return (int(element),)
+    if isinstance(element, str) and element and all(element.split(".")):
+        return tuple(element.split("."))
+    if isinstance(element, (list, tuple)) and element:
+        if all(_is_int(p) or (isinstance(p, str) and p) for p in element):
+            return tuple(int(p) if _is_int(p) else p for p in element)
+    raise CaptureError(
+        "element",
+        f"must be a position, a key, or a path to a tensor inside the output as capture names "
+        f"write it ('1.0' or [1, 0]), got {element!r}",
+    )
+
+
 @dataclass(frozen=True)
 class Intervention:
     """An edit of one module's output during the forward (see the module docstring).
@@ -353,8 +380,9 @@ class Intervention:
         index: The elements edited, as ``output[index]`` takes them: None (all),
             an int, a slice, ``...``, a list of ints, or a tuple of these
             (``np.s_[:, [0, 2]]``: channels 0 and 2).
-        element: Which element of a tuple, list or dict output is edited
-            (default 0 for tuples and lists).
+        element: Which tensor of a tuple, list or dict output is edited: a
+            position, a key, or a path through nested ones as in capture names
+            (``"1.0"`` or ``[1, 0]``). Default: position 0 at each level.
 
     Raises:
         CaptureError: A bad ``module``, ``op``, ``value``, ``index`` or ``element``,
@@ -365,17 +393,17 @@ class Intervention:
     op: str
     value: Any = None
     index: Any = None
-    element: int | str | None = None
+    element: int | str | Sequence[int | str] | None = None
     _key: tuple[Any, ...] | None = field(init=False, repr=False, compare=False, default=None)
     _value: Any = field(init=False, repr=False, compare=False, default=None)
+    _path: tuple[int | str, ...] | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         if not isinstance(self.module, str) or not self.module:
             raise CaptureError("module", f"must be a non-empty module name or pattern, got {self.module!r}")
         if self.op not in INTERVENTION_OPS:
             raise CaptureError("op", f"must be one of {_quoted(INTERVENTION_OPS)}, got {self.op!r}")
-        if self.element is not None and not (_is_int(self.element) or isinstance(self.element, str)):
-            raise CaptureError("element", f"must be an int or a string key, got {self.element!r}")
+        object.__setattr__(self, "_path", _element_path(self.element))
         object.__setattr__(self, "_value", _value_array(self.op, self.value))
         object.__setattr__(self, "_key", _index_key(self.index))
 
@@ -383,35 +411,44 @@ class Intervention:
         """``output`` with the edit made (a new object; ``output`` is not changed).
 
         Raises:
-            CaptureError: ``index``, ``value`` or ``element`` do not fit the output.
+            CaptureError: ``element`` names no tensor of the output, or ``index`` or
+                ``value`` do not fit that tensor.
         """
-        if isinstance(output, Tensor):
+        if isinstance(output, Tensor) and self._path is None:
             return self._edit(output, module_name, label)
-        if isinstance(output, (tuple, list, Mapping)):
-            return self._edit_element(output, module_name, label)
-        raise CaptureError(
-            f"{label}.module", f"'{module_name}' returned {type(output).__name__}, not a tensor to edit"
-        )
-
-    def _edit_element(self, output: Any, module_name: str, label: str) -> Any:
-        key = self.element
-        if isinstance(output, Mapping):
-            if key not in output:
-                raise CaptureError(
-                    f"{label}.element",
-                    f"must name a key of the dict output of '{module_name}' "
-                    f"({_quoted(map(str, output))}), got {key!r}",
-                )
-            return {**output, key: self.apply(output[key], module_name, label)}
-        position = 0 if key is None else key
-        if not _is_int(position) or not -len(output) <= position < len(output):
+        if not isinstance(output, (Tensor, tuple, list, Mapping)):
             raise CaptureError(
-                f"{label}.element",
-                f"must be a position in the {len(output)}-element output of '{module_name}', got {key!r}",
+                f"{label}.module", f"'{module_name}' returned {type(output).__name__}, not a tensor to edit"
             )
-        items = list(output)
-        items[position] = self.apply(items[position], module_name, label)
-        return tuple(items) if isinstance(output, tuple) else items
+        path = self._path if self._path is not None else first_position_path(output)
+        return self._edit_at(output, path, output, module_name, label)
+
+    def _edit_at(self, value: Any, path: tuple[Any, ...], output: Any, module_name: str, label: str) -> Any:
+        """``value`` with the tensor at ``path`` (inside it) edited; ``output``: the whole, for messages."""
+        if not path:
+            if not isinstance(value, Tensor):
+                raise self._no_such_element(output, module_name, label)
+            return self._edit(value, module_name, label)
+        found = step(value, path)
+        if found is None:
+            raise self._no_such_element(output, module_name, label)
+        key, rest = found
+        return replaced(value, key, self._edit_at(value[key], rest, output, module_name, label))
+
+    def _no_such_element(self, output: Any, module_name: str, label: str) -> CaptureError:
+        paths = [suffix[1:] for suffix, _ in flatten(output, "")]
+        if isinstance(output, Tensor):
+            return CaptureError(
+                f"{label}.element", f"is for tuple, list or dict outputs; '{module_name}' returns a "
+                f"tensor, so leave element out (got {self.element!r})"
+            )
+        shown = _quoted(paths[:_MAX_PATHS]) + (", ..." if len(paths) > _MAX_PATHS else "")
+        wanted = "is required" if self.element is None else f"{self.element!r} names no tensor"
+        return CaptureError(
+            f"{label}.element",
+            f"{wanted} in the {type(output).__name__} output of '{module_name}'; "
+            f"its tensors are at {shown or 'no path (it holds none)'}",
+        )
 
     def _edit(self, output: Tensor, module_name: str, label: str) -> Tensor:
         xp = array_module(output.device)
@@ -450,17 +487,6 @@ def _choice(field_name: str, value: Any, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise CaptureError(field_name, f"must be one of {_quoted(allowed)}, got {value!r}")
     return value
-
-
-def _flatten(value: Any, suffix: str) -> list[tuple[str, Tensor]]:
-    """``(suffix, tensor)`` for every tensor in ``value``, containers walked depth-first."""
-    if isinstance(value, Tensor):
-        return [(suffix, value)]
-    if isinstance(value, (tuple, list)):
-        return [item for i, v in enumerate(value) for item in _flatten(v, f"{suffix}.{i}")]
-    if isinstance(value, Mapping):
-        return [item for k, v in value.items() for item in _flatten(v, f"{suffix}.{k}")]
-    return []
 
 
 class ActivationCapture:
@@ -590,8 +616,8 @@ class ActivationCapture:
         def hook(module: Module, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None = None) -> None:
             if self._id not in _ACTIVE.get():
                 return
-            entries = _flatten(args[0], "") if len(args) == 1 else _flatten(tuple(args), "")
-            entries += _flatten(dict(kwargs or {}), "")
+            entries = flatten(args[0], "") if len(args) == 1 else flatten(tuple(args), "")
+            entries += flatten(dict(kwargs or {}), "")
             self._record(name, 0, entries)
 
         return hook
@@ -599,7 +625,7 @@ class ActivationCapture:
     def _output_hook(self, name: str) -> Any:
         def hook(module: Module, *rest: Any) -> None:
             if self._id in _ACTIVE.get():
-                self._record(name, 1, _flatten(rest[-1], ""))
+                self._record(name, 1, flatten(rest[-1], ""))
 
         return hook
 

@@ -244,10 +244,7 @@ class Unpickler:
         try:
             return self._allowed[key]
         except KeyError:
-            raise CheckpointError(
-                f"refused pickle global {module}.{name}: checkpoints may hold only tensors "
-                f"and plain containers (dict, list, tuple, str, numbers)"
-            ) from None
+            raise CheckpointError(_refusal(module, name)) from None
 
     def _reduce(self) -> None:
         args = self._pop()
@@ -330,3 +327,18 @@ _HANDLERS: dict[int, Callable[[Unpickler], None]] = {
     _op("BUILD"): _U._build,
     _op("BINPERSID"): _U._persid,
 }
+
+
+def _refusal(module: str, name: str) -> str:
+    """Why ``module.name`` is refused; for a class (a pickled model), how to save the weights instead."""
+    text = (
+        f"refused pickle global {module}.{name}: checkpoints may hold only tensors "
+        f"and plain containers (dict, list, tuple, str, numbers)"
+    )
+    is_class = name[:1].isupper() and not (module == "torch" and name.endswith("Storage"))
+    if is_class:
+        text += (
+            f"; this file holds a pickled {module}.{name} object, as torch.save(model) writes a whole "
+            "model: save its weights with torch.save(model.state_dict(), path) instead"
+        )
+    return text

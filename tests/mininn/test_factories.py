@@ -59,6 +59,56 @@ def test_from_numpy_and_as_tensor_share_memory():
     assert a.tolist()[0] == 1 and b.tolist()[0] == 1 and a.dtype is mininn.float32
 
 
+SHARING = [
+    ("float32", {}),
+    ("float32", {"device": "cpu"}),
+    ("float32", {"dtype": "float32"}),
+    ("float32", {"dtype": "float32", "device": "cpu"}),
+    ("float32", {"dtype": "float64"}),
+    ("float32", {"dtype": "float64", "device": "cpu"}),
+    ("int64", {"device": "cpu"}),
+    ("int32", {}),
+    ("int64", {"dtype": "int32"}),
+]
+
+
+@pytest.mark.parametrize(("np_dtype", "kwargs"), SHARING)
+def test_as_tensor_shares_a_numpy_array_exactly_when_torch_does(np_dtype, kwargs):
+    shared = {}
+    for lib in (torch, mininn):
+        src = np.zeros((2, 3), dtype=np_dtype)
+        args = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+        t = lib.as_tensor(src, **args)
+        src[1, 2] = 7
+        shared[lib.__name__] = t.tolist()[1][2] == 7
+        assert _name(t) == kwargs.get("dtype", np_dtype)
+    assert shared["mininn"] == shared["torch"]
+
+
+def test_as_tensor_shares_a_strided_view_and_writes_go_both_ways():
+    src = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+    t = mininn.as_tensor(src, device=mininn.device("cpu"))
+    t.mul_(10)
+    assert src[1, 1] == 60.0 and np.shares_memory(t.numpy(), src)
+
+
+def test_as_tensor_returns_a_tensor_already_of_that_dtype_and_device():
+    for lib in (torch, mininn):
+        t = lib.zeros(3)
+        assert lib.as_tensor(t, dtype=lib.float32, device="cpu") is t
+        assert lib.as_tensor(t, dtype=lib.float64) is not t
+
+
+def test_from_numpy_shares_memory_and_refuses_a_list_as_torch_does():
+    src = np.zeros(3, dtype=np.int64)
+    t = mininn.from_numpy(src)
+    src[0] = 5
+    assert t.tolist()[0] == 5
+    for lib in (torch, mininn):
+        with pytest.raises(TypeError, match=r"^expected np.ndarray \(got list\)$"):
+            lib.from_numpy([1, 2])
+
+
 SHAPED = {
     "zeros": lambda lib: lib.zeros(2, 3),
     "zeros_tuple": lambda lib: lib.zeros((2, 3), dtype=lib.int64),

@@ -12,6 +12,7 @@ import mininn
 import models
 from mininn import nn
 from models import Architecture, InputError, Signature, TensorSpec
+from models.serving import to_tensor
 
 
 @dataclass(frozen=True)
@@ -145,3 +146,17 @@ def test_example_inputs_are_deterministic_and_valid(pair):
 def test_bad_config_is_reported_before_building(pair):
     with pytest.raises(models.ArchitectureError, match="unknown config key 'width' for architecture"):
         models.servable(pair, {"width": 3})
+
+
+def test_to_tensor_shares_a_writable_input_with_the_module_input() -> None:
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    tensor = to_tensor(array, mininn.device("cpu"), mininn.float32)
+    assert np.shares_memory(tensor.numpy(), array)
+
+
+def test_to_tensor_copies_a_read_only_input_once_so_in_place_forwards_work() -> None:
+    array = np.frombuffer(np.arange(6, dtype=np.float32).tobytes(), dtype=np.float32).reshape(2, 3)
+    tensor = to_tensor(array, mininn.device("cpu"), mininn.float64)
+    tensor.sub_(1.0)  # a forward that normalizes its input in place
+    assert tensor.dtype is mininn.float64 and tensor.tolist()[0] == [-1.0, 0.0, 1.0]
+    assert array[0, 0] == 0.0

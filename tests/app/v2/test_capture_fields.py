@@ -90,7 +90,8 @@ WIRE_ERRORS = [
     ),  # index read last
     (
         {"module": "stem", "op": "zero", "element": 1.5},
-        "interventions[0].element must be an int or a string key, got 1.5",
+        "interventions[0].element must be a position, a key, or a path to a tensor inside the output as "
+        "capture names write it ('1.0' or [1, 0]), got 1.5",
     ),
 ]
 

@@ -9,10 +9,19 @@ values, so a test can run one scenario on both and compare the results.
 ``outcome(fn, ns)`` runs a scenario and returns its value or
 ``(exception type name, e.args[0])``; ``norm`` applies the one message rule
 (``torch`` -> ``mininn`` outside URLs) to torch's side.
+
+On torch's side only an exception that torch raises counts as an outcome: one
+raised in torch's own Python files (the innermost frame of its traceback), one
+from its C++ code (which has no frame of its own: a plain ``RuntimeError``, which
+Python never raises for a typo, or an exception class of torch's), or a
+``TypeError`` for the arguments of a torch function that the message names.
+Anything else is the scenario's own crash (a typo, a wrong helper call), and
+fails the test instead of passing because mininn crashed the same way.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import OrderedDict
 from types import SimpleNamespace
@@ -41,11 +50,53 @@ def norm(value: Any) -> Any:
     return value
 
 
+_SIGNATURE = re.compile(r"(?P<name>[\w.]+)\(\) (?:missing|got|takes) ")
+
+
+def _raised_in(error: BaseException) -> str:
+    """The file of the innermost frame of ``error``'s traceback."""
+    tb = error.__traceback__
+    assert tb is not None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename
+
+
+def _torch_file(path: str | None) -> bool:
+    import torch
+
+    return path is not None and path.startswith(os.path.dirname(torch.__file__) + os.sep)
+
+
+def _torch_signature(error: BaseException, ns: SimpleNamespace) -> bool:
+    """A TypeError binding the arguments of a torch function (``ParameterDict.__call__() missing ...``)."""
+    match = _SIGNATURE.match(str(error)) if isinstance(error, TypeError) else None
+    if match is None:
+        return False
+    target: Any = ns.nn
+    for part in match["name"].split("."):
+        target = getattr(target, part, None)
+    code = getattr(target, "__code__", None)
+    return _torch_file(getattr(code, "co_filename", None))
+
+
+def raised_by_torch(error: BaseException, ns: SimpleNamespace) -> bool:
+    """Whether torch raised ``error`` (not the scenario's own code): see the module docstring."""
+    from_cpp = type(error) is RuntimeError or type(error).__module__.split(".")[0] == "torch"
+    return _torch_file(_raised_in(error)) or from_cpp or _torch_signature(error, ns)
+
+
 def outcome(fn: Any, ns: SimpleNamespace) -> Any:
-    """``fn(ns)``'s value, or ``(type name, first arg)`` of what it raised."""
+    """``fn(ns)``'s value, or ``(type name, first arg)`` of what it raised.
+
+    Raises:
+        AssertionError: on torch's side, the scenario crashed in its own code.
+    """
     try:
         return ("ok", fn(ns))
     except Exception as e:  # noqa: BLE001 - the exception is the result under test
+        if ns.name == "torch" and not raised_by_torch(e, ns):
+            raise AssertionError(f"the scenario crashed in its own code, not in torch: {e!r}") from e
         return (type(e).__name__, e.args[0] if e.args else None)
 
 

@@ -519,7 +519,9 @@ INTERVENTION_ERRORS = [
     (dict(module="stem", op="zero", index=":, 0"),
      "index must be what output[index] takes: an int, a slice, '...', a non-empty list of ints or a "
      "tuple of them, got ':, 0'"),
-    (dict(module="stem", op="zero", element=1.5), "element must be an int or a string key, got 1.5"),
+    (dict(module="stem", op="zero", element=1.5),
+     "element must be a position, a key, or a path to a tensor inside the output as capture names write "
+     "it ('1.0' or [1, 0]), got 1.5"),
 ]
 
 
@@ -570,6 +572,7 @@ def test_element_errors_name_the_output_they_do_not_fit():
     ):
         holder.attn(x, x, x)
     assert str(info.value) == (
-        "interventions[0].element must be a position in the 2-element output of 'attn', got 2"
+        "interventions[0].element 2 names no tensor in the tuple output of 'attn'; "
+        "its tensors are at '0', '1'"
     )
     assert _no_hooks_left(holder)

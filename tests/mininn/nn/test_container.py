@@ -242,7 +242,7 @@ def test_parameter_list_wraps_tensors_and_names_keys() -> None:
 def test_parameter_list_errors_match_torch(expr: str) -> None:
     def scenario(ns):
         pl = ns.nn.ParameterList([ns.T(arr(2))])
-        return eval(expr, {"pl": pl, "ns": ns})
+        return eval(expr, {"pl": pl, "ns": ns, "arr": arr})
 
     same(scenario)
 

@@ -491,3 +491,24 @@ def test_torchscript_archives_get_a_clear_error(tmp_path):
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), tmp_path / "scripted.pt")
     with pytest.raises(CheckpointError, match=r"TorchScript archive \(torch.jit.save\)"):
         load(tmp_path / "scripted.pt")
+
+
+def test_a_pickled_class_names_it_and_how_to_save_the_weights_instead(tmp_path):
+    path = tmp_path / "model.pt"
+    path.write_bytes(_torch_zip(_global("textclf", "BiLSTMClassifier") + b")\x81."))  # NEWOBJ: a model
+    with pytest.raises(CheckpointError) as raised:
+        load(path)
+    assert str(raised.value) == (
+        "refused pickle global textclf.BiLSTMClassifier: checkpoints may hold only tensors and plain "
+        "containers (dict, list, tuple, str, numbers); this file holds a pickled textclf.BiLSTMClassifier "
+        "object, as torch.save(model) writes a whole model: save its weights with "
+        "torch.save(model.state_dict(), path) instead"
+    )
+
+
+def test_a_refused_function_gets_no_advice_about_models(tmp_path):
+    path = tmp_path / "evil.pt"
+    path.write_bytes(_torch_zip(_global("posix", "system") + b"."))
+    with pytest.raises(CheckpointError) as raised:
+        load(path)
+    assert "state_dict" not in str(raised.value)
