@@ -114,6 +114,7 @@ def test_every_example_runs_in_its_environment_against_the_first_commands_server
     assert sorted(p.name for p in (repository / "my-net").iterdir()) == ["1", "model.json", "net.py"]
 
 
+@pytest.mark.slow
 def test_the_venv_stand_in_refuses_torch_and_allows_the_clients(tmp_path: Path) -> None:
     make_environments(tmp_path)
     python = str(tmp_path / ".venv" / "bin" / "python")
