@@ -55,12 +55,15 @@ LABEL org.opencontainers.image.title="mininn-serve" \
       org.opencontainers.image.description="KServe V2 model server for mininn (PyTorch-compatible, NumPy) models" \
       org.opencontainers.image.licenses="Apache-2.0"
 
+# No MININN_PORT: the server listens on 8000, or on $PORT where the platform sets it (Knative, so
+# KServe's serverless mode, and Cloud Run do). As a KServe runtime (deploy/kubernetes/kserve) it
+# runs as `kserve-container` with PROTOCOL=v2 and MININN_MODEL_REPOSITORY=/mnt/models, where
+# KServe's storage initializer puts the InferenceService's storageUri.
 ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore \
     MININN_HOST=0.0.0.0 \
-    MININN_PORT=8000 \
     MININN_GRPC_PORT=8001 \
     MININN_MODEL_REPOSITORY=/models
 
@@ -75,7 +78,9 @@ COPY --from=builder /wheels/runtime.sha256 /opt/mininn/wheels.sha256
 RUN --mount=type=bind,from=builder,source=/wheels/runtime,target=/wheels \
     python -m venv --without-pip /opt/venv \
  && python -m pip --python /opt/venv/bin/python install --no-index --no-deps --no-compile /wheels/*.whl \
- && find /opt/venv -type d -name tests -prune -exec rm -rf {} +
+ && find /opt/venv -type d -name tests -prune -exec rm -rf {} + \
+ && find /opt/venv -path '*/swagger_ui_bundle/vendor/*' -type f ! -name swagger-ui-bundle.js \
+        ! -name swagger-ui.css ! -name favicon-32x32.png -delete
 
 ENV PATH=/opt/venv/bin:${PATH}
 

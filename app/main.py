@@ -22,7 +22,7 @@ from app.errors import error_responses, install_error_handlers
 from app.grpc.server import GrpcServer
 from app.http.body_timeout import BodyTimeoutMiddleware
 from app.http.middleware import RequestContextMiddleware
-from app.routes import ROUTERS, ui
+from app.routes import ROUTERS, docs, ui
 from app.runtime.service import Service
 from app.settings import Settings, load_settings
 from app.version import SERVER_NAME, __version__
@@ -138,8 +138,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=_DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
-        redoc_url=None,
+        docs_url=None,  # app.routes.docs serves /docs with Swagger UI from an installed package
+        redoc_url=None,  # ReDoc would load its script from a CDN
     )
     app.state.service = service
     install_error_handlers(app)
@@ -154,4 +154,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         codes = next((codes for known, codes in _ERRORS if known is router), _COMMON)
         app.include_router(router, responses=error_responses(*codes))
     app.include_router(ui.router)  # the model explorer page at /ui/ (and / redirects there)
+    app.include_router(docs.router)  # the API docs at /docs, offline
     return app

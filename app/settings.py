@@ -5,6 +5,12 @@ Every setting is a field of :class:`Settings`; ``MININN_PORT=8080`` sets
 :class:`SettingsError` whose message names each bad variable::
 
     MININN_PORT: Input should be a valid integer, unable to parse string as an integer
+
+One variable without the prefix is read too: ``PORT``, the port that Knative (KServe's
+serverless mode), Cloud Run and similar platforms tell a container to listen on. It sets
+``port`` when ``MININN_PORT`` is unset (the image leaves it unset for that reason). And
+``PROTOCOL``, which KServe sets on a predictor's container, must name the V2 protocol (``v2``
+or ``grpc-v2``) when set: it is the only one the server speaks.
 """
 
 from __future__ import annotations
@@ -16,9 +22,12 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["ENV_PREFIX", "Settings", "SettingsError", "load_settings"]
+__all__ = ["ENV_PREFIX", "PLATFORM_PORT", "Settings", "SettingsError", "load_settings"]
 
 ENV_PREFIX = "MININN_"
+PLATFORM_PORT = "PORT"  # set by Knative / KServe serverless, Cloud Run, ...: where to listen
+KSERVE_PROTOCOL = "PROTOCOL"  # KServe's protocol variable of a predictor container
+SPOKEN_PROTOCOLS = ("v2", "grpc-v2")
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
 
@@ -33,7 +42,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
     host: str = Field("127.0.0.1", description="Interface to listen on (0.0.0.0 in the container).")
-    port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    port: int = Field(
+        8000, ge=1, le=65535, description="TCP port to listen on (unset: $PORT when the platform sets it)."
+    )
     grpc_port: int = Field(
         8001, ge=0, le=65535, description="TCP port of the V2 gRPC endpoint (same host); 0 turns it off."
     )
@@ -159,13 +170,38 @@ def load_settings() -> Settings:
     Raises:
         SettingsError: one line per bad variable, ``MININN_<NAME>: <problem>``.
     """
+    platform = _platform_port()
+    problems = _protocol_problems()
     try:
-        return Settings()
+        settings = Settings(**platform)
     except ValidationError as exc:
-        raise SettingsError("\n".join(_describe(error) for error in exc.errors())) from None
+        problems = [_describe(error, platform) for error in exc.errors()] + problems
+    if problems:
+        raise SettingsError("\n".join(problems))
+    return settings
 
 
-def _describe(error: Any) -> str:
+def _protocol_problems() -> list[str]:
+    protocol = os.environ.get(KSERVE_PROTOCOL)
+    if protocol is None or protocol.strip().lower() in SPOKEN_PROTOCOLS:
+        return []
+    return [
+        f"{KSERVE_PROTOCOL}: {protocol!r} is not a protocol mininn-serve speaks; it serves the Open "
+        f"Inference Protocol only: set {KSERVE_PROTOCOL}=v2 (KServe's name for it) or leave it unset"
+    ]
+
+
+def _platform_port() -> dict[str, str]:
+    """``{"port": $PORT}`` when the platform sets ``PORT`` and ``MININN_PORT`` is unset, else nothing."""
+    names = {name.upper() for name in os.environ}
+    if f"{ENV_PREFIX}PORT" in names or PLATFORM_PORT not in os.environ:
+        return {}
+    return {"port": os.environ[PLATFORM_PORT]}
+
+
+def _describe(error: Any, platform: dict[str, str]) -> str:
     loc = error.get("loc") or ("?",)
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    if str(loc[0]) in platform:
+        return f"{PLATFORM_PORT}: {message} (the platform's port; MININN_PORT, when set, replaces it)"
     return f"{ENV_PREFIX}{str(loc[0]).upper()}: {message}"

@@ -11,7 +11,7 @@ itself, before and after. Other imports (numpy, math, ...) are ordinary ones.
 
 A name that mininn lacks raises :class:`TorchNameError` (an ``AttributeError``)
 or :class:`TorchImportError` (an ``ImportError``) saying so, e.g.
-``torch.nn.LSTM is not available in mininn``; :func:`code_location` finds the
+``torch.stft is not available in mininn``; :func:`code_location` finds the
 file and line in the loaded code where it was asked for.
 
 Example::

@@ -18,7 +18,7 @@ keys for a dict, with each datatype and shape as the forward gave them (a
 dimension that follows a variable input dimension is ``-1``).
 
 Any failure of the user's code raises :class:`ModelCodeError` naming the file
-and line (``model.py:14: torch.nn.LSTM is not available in mininn``).
+and line (``model.py:14 in forward: torch.stft is not available in mininn``).
 """
 
 from __future__ import annotations

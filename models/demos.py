@@ -1,6 +1,6 @@
 """Seeding a model repository with the bundled demo models.
 
-Layout written for each model (DESIGN.md)::
+Layout written for each model (the README's quick start; docs/architecture.md maps the store)::
 
     <repository>/<model>/model.json              {"architecture", "config", "max_batch_size", ...}
     <repository>/<model>/1/weights.safetensors   metadata: mininn.architecture, mininn.config

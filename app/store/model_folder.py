@@ -20,6 +20,12 @@ Nothing is written when a step fails; the message names the step, and for a
 state dict that does not fit, its missing and unexpected keys and size mismatches.
 
 ``--check`` runs the same steps on an existing folder (its newest version) and writes nothing.
+
+The repository is the server's: ``--repository DIR``, else ``MININN_MODEL_REPOSITORY``, else
+``./model_repository`` of the folder the command runs in, as ``python -m app`` resolves it.
+Only ``--repository`` may name a folder that does not exist yet (it is created); otherwise a
+missing repository is refused, naming the absolute path looked at and how to point at the
+server's, so that a model never lands where no server reads it. Every path printed is absolute.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from typing import Any
 import mininn
 from app.errors import ServiceError
 from app.runtime.versions import LoadError, assemble
-from app.settings import SettingsError, load_settings
+from app.settings import ENV_PREFIX, SettingsError, load_settings
 from app.store.checkpoints import read_state_dict
 from app.store.repository import (
     TEXT_GENERATION,
@@ -67,10 +73,10 @@ def main(argv: Sequence[str]) -> int:
     except SettingsError as exc:
         sys.stderr.write(f"mininn-serve add-model: invalid configuration\n{exc}\n")
         return _EXIT_USAGE
-    repository = ModelRepository(Path(args.repository) if args.repository else settings.model_repository)
     placement = (args.device or settings.device, args.dtype or settings.dtype)
     try:
         validate_model_name(args.name)
+        repository = _repository(args, settings.model_repository)
         if args.check:
             _check_existing(repository, args.name, placement)
         else:
@@ -110,20 +116,49 @@ def _parser() -> argparse.ArgumentParser:
                         help="a language model's longest sequence (default: its block_size)")
     parser.add_argument("--max-batch-size", type=int, help="largest batch per request (0: no batching)")
     parser.add_argument("--description", default="", help="one line for listings")
-    parser.add_argument("--repository", help="the model repository (default: MININN_MODEL_REPOSITORY)")
+    parser.add_argument("--repository", help="the model repository, created if missing (default: the "
+                        "server's, MININN_MODEL_REPOSITORY or ./model_repository, which must exist)")
     parser.add_argument("--device", help="device for the check (default: MININN_DEVICE)")
     parser.add_argument("--dtype", help="floating dtype for the check (default: MININN_DTYPE)")
     parser.add_argument("--check", action="store_true", help="check the existing folder NAME; write nothing")
     return parser
 
 
+def _repository(args: argparse.Namespace, configured: Path) -> ModelRepository:
+    """The repository at its absolute path; only ``--repository`` may name one that does not exist yet."""
+    root = Path(args.repository if args.repository else configured).expanduser().absolute()
+    if root.exists() and not root.is_dir():
+        raise FolderError(f"the model repository {root} is a file, not a folder")
+    if root.is_dir() or (args.repository and not args.check):
+        return ModelRepository(root)
+    named_by = "--repository" if args.repository else _default_source(configured)
+    raise FolderError(
+        f"no model repository at {root} ({named_by}); nothing was written. Run add-model in the folder "
+        "the server runs in, set MININN_MODEL_REPOSITORY to the server's repository, or pass "
+        "--repository DIR (add-model creates a new one only when --repository names it)"
+    )
+
+
+def _default_source(configured: Path) -> str:
+    if os.environ.get(f"{ENV_PREFIX}MODEL_REPOSITORY"):
+        return f"{ENV_PREFIX}MODEL_REPOSITORY={configured}"
+    return f"{ENV_PREFIX}MODEL_REPOSITORY is unset: the default ./{configured} of {Path.cwd()}"
+
+
 def _check_existing(repository: ModelRepository, name: str, placement: tuple[str, str]) -> None:
+    if not repository.has_model(name):
+        found = repository.model_names()
+        holds = f"it holds {', '.join(found)}" if found else "it is empty"
+        raise FolderError(f"no model '{name}' in the model repository {repository.root} ({holds})")
     spec = repository.read_spec(name)
     versions = repository.versions(name)
     weights = repository.weights_path(name, versions[-1]) if versions else None
     servable = _assemble(spec, repository.model_dir(name), weights, placement, "check")
     where = f"version {versions[-1]}" if versions else "no version yet: built without weights"
-    sys.stdout.write(f"model '{name}' ({where}) loads and serves on {placement[0]}/{placement[1]}\n")
+    sys.stdout.write(
+        f"model '{name}' in {repository.model_dir(name)} ({where}) loads and serves on "
+        f"{placement[0]}/{placement[1]}\n"
+    )
     sys.stdout.write(_describe(servable))
 
 
@@ -152,6 +187,8 @@ def _add(repository: ModelRepository, args: argparse.Namespace, placement: tuple
     target = repository.root / args.name
     sys.stdout.write(f"wrote {target}: model.json, {', '.join(files)}, 1/weights.safetensors\n")
     sys.stdout.write(_describe(servable))
+    sys.stdout.write(f"\nServed by a server whose MININN_MODEL_REPOSITORY is {repository.root} "
+                     "(a running one loads it within a second).\n")
     sys.stdout.write("\nTry it on a running server:\n\n" + _client_call(args.name, servable) + "\n")
 
 

@@ -1,7 +1,8 @@
 """Container health check: exit 0 when the server in this container answers ready, else 1.
 
 The image's ``HEALTHCHECK`` and the compose file run ``python /opt/mininn/healthcheck.py``.
-It asks ``/v2/health/ready`` on 127.0.0.1 at ``$MININN_PORT`` (default 8000) and needs
+It asks ``/v2/health/ready`` on 127.0.0.1 at the server's port (``$MININN_PORT``, else the
+platform's ``$PORT``, else 8000, as ``app.settings`` reads them) and needs
 nothing but the standard library (the slim base image has no curl). Health endpoints
 need no key, even when ``MININN_API_KEY`` / ``MININN_READ_API_KEY`` are set.
 """
@@ -21,7 +22,8 @@ TIMEOUT_S = 3.0
 
 def ready_url(environ: Mapping[str, str] = os.environ) -> str:
     """The readiness URL of the server configured by ``environ``."""
-    return f"http://127.0.0.1:{environ.get('MININN_PORT', '8000')}/v2/health/ready"
+    port = environ.get("MININN_PORT") or environ.get("PORT") or "8000"
+    return f"http://127.0.0.1:{port}/v2/health/ready"
 
 
 def main() -> int:

@@ -15,7 +15,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for key in list(os.environ):
-        if key.startswith("MININN_"):
+        if key.startswith("MININN_") or key in ("PORT", "PROTOCOL"):
             monkeypatch.delenv(key)
 
 
@@ -94,6 +94,38 @@ def test_every_bad_variable_is_reported(monkeypatch: pytest.MonkeyPatch) -> None
         load_settings()
     lines = str(raised.value).splitlines()
     assert [line.split(":")[0] for line in lines] == ["MININN_PORT", "MININN_WORKERS"]
+
+
+def test_the_platforms_port_is_used_when_mininn_port_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PORT", "8080")  # Knative (KServe serverless), Cloud Run
+    assert load_settings().port == 8080
+    monkeypatch.setenv("MININN_PORT", "9000")  # an explicit MININN_PORT wins
+    assert load_settings().port == 9000
+
+
+def test_a_bad_platform_port_names_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PORT", "http")
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert str(raised.value).startswith("PORT: Input should be a valid integer")
+    assert "MININN_PORT, when set, replaces it" in str(raised.value)
+
+
+@pytest.mark.parametrize("protocol", ["v2", "grpc-v2", "V2"])
+def test_kserves_v2_protocol_variable_is_accepted(monkeypatch: pytest.MonkeyPatch, protocol: str) -> None:
+    monkeypatch.setenv("PROTOCOL", protocol)
+    assert load_settings().port == 8000
+
+
+def test_another_kserve_protocol_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROTOCOL", "v1")
+    monkeypatch.setenv("MININN_WORKERS", "y")
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    lines = str(raised.value).splitlines()
+    assert lines[0].startswith("MININN_WORKERS:")
+    assert lines[1].startswith("PROTOCOL: 'v1' is not a protocol mininn-serve speaks")
+    assert "set PROTOCOL=v2" in lines[1]
 
 
 def test_settings_are_frozen() -> None:

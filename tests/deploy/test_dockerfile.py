@@ -72,8 +72,17 @@ def test_the_demo_models_are_seeded_into_the_image_repository() -> None:
 def test_listens_on_all_interfaces_and_exposes_8000_and_grpc_8001() -> None:
     env = FINAL.env()
     assert env["MININN_HOST"] == "0.0.0.0"
-    assert (env["MININN_PORT"], env["MININN_GRPC_PORT"]) == ("8000", "8001")
+    assert env["MININN_GRPC_PORT"] == "8001"
+    assert "MININN_PORT" not in env  # the default 8000, or $PORT where a platform (Knative) sets it
     assert FINAL.last("EXPOSE") == "8000 8001"
+
+
+def test_only_the_swagger_ui_files_that_docs_serves_are_kept() -> None:
+    from app.routes.docs import ASSETS
+
+    (install,) = [args for args in FINAL.all("RUN") if "swagger_ui_bundle" in args]
+    kept = re.findall(r"! -name (\S+)", install)
+    assert sorted(kept) == sorted(ASSETS)
 
 
 def test_every_mininn_variable_the_image_sets_is_a_setting() -> None:

@@ -1,4 +1,4 @@
-"""seed_repository: the demo models in DESIGN.md's layout, never overwriting."""
+"""seed_repository: the demo models in the README's quick-start repository layout, never overwriting."""
 
 from __future__ import annotations
 

@@ -141,3 +141,45 @@ def test_errors_carry_status_and_message(
     got_status, got_message = kserve_answers["errors"][case]
     assert got_status == status
     assert message in got_message
+
+
+DEFAULT_CLIENT = r'''
+import asyncio, json, sys
+
+import httpx
+import numpy as np
+from kserve import InferenceRESTClient, InferInput, InferRequest
+
+URL = sys.argv[1]
+
+
+async def main():
+    client = InferenceRESTClient()  # what the README warns about: KServe's v1 protocol by default
+    out = {}
+    try:
+        await client.is_server_ready(URL)
+    except Exception as exc:
+        out["ready"] = [type(exc).__name__, str(exc)]
+    tensor = InferInput("input", [1, 4], "FP32")
+    tensor.set_data_from_numpy(np.zeros((1, 4), np.float32))
+    try:
+        await client.infer(URL, InferRequest("mlp", [tensor]), model_name="mlp")
+    except httpx.HTTPStatusError as exc:
+        out["infer"] = [exc.response.status_code, str(exc.request.url)]
+    await client.close()
+    print(json.dumps(out))
+
+
+asyncio.run(main())
+'''
+
+
+def test_the_sdks_default_protocol_fails_as_the_readme_says(stock_server: Server) -> None:
+    """README: ``InferenceRESTClient()`` is v1; health raises ``Unsupported protocol v1``, infer asks /v1/."""
+    run = subprocess.run([sys.executable, "-c", DEFAULT_CLIENT, stock_server.base_url],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    answers = json.loads(run.stdout.strip().splitlines()[-1])
+    assert answers["ready"][1].startswith("Unsupported protocol v1")
+    status, url = answers["infer"]
+    assert status == 404 and url == f"{stock_server.base_url}/v1/models/mlp:predict"

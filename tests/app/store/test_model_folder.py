@@ -147,3 +147,76 @@ def test_add_model_refuses_a_context_length_without_the_task(project: Path, caps
     assert main(add(project, "--context-length", "8")) == 1
     assert "'context_length' goes with 'module' code and \"task\"" in capsys.readouterr().err
     assert not (project / "repo" / "net").exists()
+
+
+# -- which repository ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder that is not the server's, as the working directory; MININN_MODEL_REPOSITORY unset."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("MININN_MODEL_REPOSITORY", raising=False)
+    return folder
+
+
+def without_repository(args: list[str]) -> list[str]:
+    index = args.index("--repository")
+    return args[:index] + args[index + 2:]
+
+
+def test_outside_the_servers_folder_nothing_is_created_and_the_path_is_named(
+    project: Path, elsewhere: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(without_repository(add(project))) == 1
+    error = capsys.readouterr().err
+    assert f"no model repository at {elsewhere / 'model_repository'}" in error
+    assert "MININN_MODEL_REPOSITORY" in error and "--repository DIR" in error
+    assert os.listdir(elsewhere) == []
+
+
+def test_check_outside_the_servers_folder_names_the_path(
+    project: Path, elsewhere: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["net", "--check"]) == 1
+    assert f"no model repository at {elsewhere / 'model_repository'}" in capsys.readouterr().err
+    assert main(["net", "--check", "--repository", "new"]) == 1  # --check never creates one
+    assert f"no model repository at {elsewhere / 'new'} (--repository)" in capsys.readouterr().err
+    assert os.listdir(elsewhere) == []
+
+
+def test_the_servers_repository_from_the_environment_is_used_and_printed_absolute(
+    project: Path, elsewhere: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    server = elsewhere.parent / "server"
+    (server / "model_repository").mkdir(parents=True)
+    monkeypatch.chdir(server)
+    monkeypatch.setenv("MININN_MODEL_REPOSITORY", "model_repository")  # relative, as the server reads it
+    assert main(without_repository(add(project))) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {server / 'model_repository' / 'net'}: model.json" in out
+    assert f"MININN_MODEL_REPOSITORY is {server / 'model_repository'} " in out
+    assert main(["net", "--check"]) == 0
+    checked = capsys.readouterr().out
+    assert f"model 'net' in {server / 'model_repository' / 'net'} (version 1) loads" in checked
+
+
+def test_check_of_a_model_that_is_not_there_names_the_repository_and_what_it_holds(
+    project: Path, elsewhere: Path, capsys: pytest.CaptureFixture
+) -> None:
+    repository = elsewhere / "model_repository"
+    repository.mkdir()
+    assert main(["net", "--check"]) == 1
+    assert f"no model 'net' in the model repository {repository} (it is empty)" in capsys.readouterr().err
+    assert main(add(project)[:-2] + ["--repository", str(repository)]) == 0
+    capsys.readouterr()
+    assert main(["other", "--check"]) == 1
+    assert f"no model 'other' in the model repository {repository} (it holds net)" in capsys.readouterr().err
+
+
+def test_a_repository_path_that_is_a_file_is_refused(project: Path, elsewhere: Path, capsys) -> None:
+    (elsewhere / "repo").write_text("")
+    assert main(add(project)[:-2] + ["--repository", "repo"]) == 1
+    assert f"the model repository {elsewhere / 'repo'} is a file, not a folder" in capsys.readouterr().err

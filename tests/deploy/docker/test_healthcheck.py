@@ -52,6 +52,8 @@ def run(port: int) -> subprocess.CompletedProcess[str]:
 def test_the_url_is_the_ready_endpoint_on_the_configured_port() -> None:
     assert healthcheck.ready_url({"MININN_PORT": "9001"}) == "http://127.0.0.1:9001/v2/health/ready"
     assert healthcheck.ready_url({}) == "http://127.0.0.1:8000/v2/health/ready"
+    assert healthcheck.ready_url({"PORT": "8080"}) == "http://127.0.0.1:8080/v2/health/ready"  # Knative's
+    assert healthcheck.ready_url({"PORT": "8080", "MININN_PORT": "9001"}).endswith(":9001/v2/health/ready")
 
 
 def test_exits_0_when_ready(fake_server: tuple[int, type[_Ready]]) -> None:

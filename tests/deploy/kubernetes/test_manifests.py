@@ -1,4 +1,8 @@
-"""deploy/kubernetes: valid YAML with the fields Kubernetes and KServe require, consistent with the image."""
+"""deploy/kubernetes: the fields Kubernetes and KServe require, consistent with the image and the server.
+
+Schema validation of every manifest (kustomize, Kubernetes' and KServe's schemas) is in
+``test_manifests_validate.py``; this file checks what the schemas cannot: that the pieces agree.
+"""
 
 from __future__ import annotations
 
@@ -22,13 +26,13 @@ def _one(kind: str) -> dict[str, Any]:
     return found[0]
 
 
-DEPLOYMENT, SERVICE, PVC, ISVC = (
-    _one(kind) for kind in ("Deployment", "Service", "PersistentVolumeClaim", "InferenceService")
-)
+KINDS = ("Deployment", "Service", "PersistentVolumeClaim", "InferenceService", "ClusterServingRuntime")
+DEPLOYMENT, SERVICE, PVC, ISVC, RUNTIME = (_one(kind) for kind in KINDS)
 POD = DEPLOYMENT["spec"]["template"]["spec"]
 SERVER = POD["containers"][0]
 PREDICTOR = ISVC["spec"]["predictor"]
-KSERVE = PREDICTOR["containers"][0]
+(KSERVE,) = RUNTIME["spec"]["containers"]
+KSERVE_MODELS = "/mnt/models"  # where KServe's storage initializer puts (or mounts) the storageUri
 
 
 @functools.cache
@@ -48,12 +52,19 @@ def test_every_document_has_api_version_kind_and_name(path: Path) -> None:
             assert document["metadata"]["name"]
 
 
-def test_kustomization_lists_the_plain_manifests_and_names_the_image() -> None:
-    kustomization = _one("Kustomization")
-    assert kustomization["resources"] == ["pvc.yaml", "deployment.yaml", "service.yaml"]
-    for resource in kustomization["resources"]:
-        assert (KUBERNETES_DIR / resource).is_file()
-    assert [image["name"] for image in kustomization["images"]] == ["mininn-serve"]
+def test_each_kustomization_lists_the_manifests_of_its_folder_and_names_the_image() -> None:
+    kustomizations = {
+        path.parent: document for path, docs in DOCUMENTS.items() for document in docs
+        if document.get("kind") == "Kustomization"
+    }
+    assert set(kustomizations) == {KUBERNETES_DIR, KUBERNETES_DIR / "kserve"}
+    assert kustomizations[KUBERNETES_DIR]["resources"] == ["pvc.yaml", "deployment.yaml", "service.yaml"]
+    kserve = ["servingruntime.yaml", "inferenceservice.yaml"]
+    assert kustomizations[KUBERNETES_DIR / "kserve"]["resources"] == kserve
+    for folder, kustomization in kustomizations.items():
+        listed = {folder / resource for resource in kustomization["resources"]}
+        assert listed == set(folder.glob("*.yaml")) - {folder / "kustomization.yaml"}, folder
+        assert [image["name"] for image in kustomization["images"]] == ["mininn-serve"]
 
 
 def test_the_deployment_selects_its_own_pods_and_the_service_selects_them_too() -> None:
@@ -82,13 +93,19 @@ def test_probes_ask_the_health_endpoints(container: dict[str, Any]) -> None:
     assert {ready["path"], live["path"]} <= _app_paths()
 
 
-@pytest.mark.parametrize("container", [SERVER, KSERVE], ids=["deployment", "kserve"])
-def test_the_repository_is_the_claim_mounted_at_the_image_path(container: dict[str, Any]) -> None:
-    mounts = {mount["name"]: mount["mountPath"] for mount in container["volumeMounts"]}
+def test_the_deployments_repository_is_the_claim_mounted_at_the_image_path() -> None:
+    mounts = {mount["name"]: mount["mountPath"] for mount in SERVER["volumeMounts"]}
     assert mounts["models"] == FINAL.env()["MININN_MODEL_REPOSITORY"] == "/models"
-    for pod in (POD, PREDICTOR):
-        volumes = {volume["name"]: volume for volume in pod["volumes"]}
-        assert volumes["models"]["persistentVolumeClaim"]["claimName"] == PVC["metadata"]["name"]
+    volumes = {volume["name"]: volume for volume in POD["volumes"]}
+    assert volumes["models"]["persistentVolumeClaim"]["claimName"] == PVC["metadata"]["name"]
+
+
+def test_the_kserve_repository_is_the_storage_uri_at_mnt_models() -> None:
+    env = {item["name"]: item["value"] for item in KSERVE["env"]}
+    assert env["MININN_MODEL_REPOSITORY"] == KSERVE_MODELS
+    assert env["MININN_SEED_REPOSITORY"] == "false"  # KServe mounts it read-only
+    assert PREDICTOR["model"]["storageUri"] == f"pvc://{PVC['metadata']['name']}/"  # the Deployment's claim
+    assert not any(m["mountPath"].startswith(KSERVE_MODELS) for m in KSERVE.get("volumeMounts", []))
 
 
 @pytest.mark.parametrize("container", [SERVER, KSERVE], ids=["deployment", "kserve"])
@@ -96,8 +113,10 @@ def test_environment_names_are_settings_and_agree_with_the_image(container: dict
     env = {item["name"]: item for item in container["env"]}
     mininn = {name for name in env if name.startswith("MININN_")}
     assert mininn <= settings_variables(), mininn - settings_variables()
-    for name in ("MININN_HOST", "MININN_PORT", "MININN_MODEL_REPOSITORY"):
-        assert env[name]["value"] == FINAL.env()[name]
+    assert env["MININN_HOST"]["value"] == FINAL.env()["MININN_HOST"]
+    assert "PORT" not in env  # Knative reserves it (and sets it in serverless mode)
+    ports = [port["containerPort"] for port in container["ports"]]
+    assert env["MININN_PORT"]["value"] == str(ports[0])
 
 
 @pytest.mark.parametrize("pod", [POD, PREDICTOR], ids=["deployment", "kserve"])
@@ -107,9 +126,8 @@ def test_pods_run_as_the_images_non_root_user_and_can_write_the_volume(pod: dict
     assert security["runAsUser"] == security["fsGroup"] == UID
 
 
-@pytest.mark.parametrize("pod", [POD, PREDICTOR], ids=["deployment", "kserve"])
-def test_an_init_container_seeds_the_claim_with_the_images_demo_models(pod: dict[str, Any]) -> None:
-    (init,) = pod["initContainers"]
+def test_an_init_container_seeds_the_claim_with_the_images_demo_models() -> None:
+    (init,) = POD["initContainers"]
     command = init["command"]
     assert command[:2] == ["python", "/opt/mininn/seed_volume.py"]
     assert (DOCKER_DIR / Path(command[1]).name).is_file()
@@ -131,13 +149,24 @@ def test_the_claim_is_shared_between_replicas() -> None:
     assert DEPLOYMENT["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
 
-def test_the_inference_service_is_a_custom_v2_predictor_on_port_8000() -> None:
-    assert ISVC["apiVersion"] == "serving.kserve.io/v1beta1"
+def test_the_runtime_follows_kserves_conventions_for_a_custom_v2_predictor() -> None:
+    assert RUNTIME["apiVersion"] == "serving.kserve.io/v1alpha1"
     assert KSERVE["name"] == "kserve-container"  # the name KServe routes to
     env = {item["name"]: item.get("value") for item in KSERVE["env"]}
-    assert env["PROTOCOL"] == "v2"
-    assert [port["containerPort"] for port in KSERVE["ports"]] == [8000]
+    assert env["PROTOCOL"] == "v2" and RUNTIME["spec"]["protocolVersions"] == ["v2"]
+    assert [port["containerPort"] for port in KSERVE["ports"]] == [8080]  # KServe's predictor port
+    assert env["MININN_GRPC_PORT"] == "0"  # one port per predictor
     assert KSERVE["image"] == SERVER["image"] == "mininn-serve:latest"
+    assert RUNTIME["spec"]["annotations"]["prometheus.kserve.io/port"] == "8080"
+
+
+def test_the_inference_service_asks_the_runtime_for_its_model_format() -> None:
+    assert ISVC["apiVersion"] == "serving.kserve.io/v1beta1"
+    model = PREDICTOR["model"]
+    formats = {f["name"]: f for f in RUNTIME["spec"]["supportedModelFormats"]}
+    assert model["runtime"] == RUNTIME["metadata"]["name"]
+    assert formats[model["modelFormat"]["name"]]["version"] == model["modelFormat"]["version"]
+    assert model["protocolVersion"] in RUNTIME["spec"]["protocolVersions"]
 
 
 def test_containers_use_the_image_start_command() -> None:
