@@ -243,17 +243,20 @@ class GenerationEngine:
         return True
 
     def _take_waiting(self) -> list[SequenceState]:
-        admitted: list[SequenceState] = []
-        while self._waiting and len(self._running) + len(admitted) < self.max_running:
-            state = self._waiting.popleft()
+        """Drop the waiting sequences that were cancelled or timed out; admit the oldest into free places."""
+        for state in [s for s in self._waiting if s.cancelled or self._expired(s)]:
+            self._waiting.remove(state)
             self._metrics.waiting(-1)
             if state.cancelled:
                 self._metrics.finished("cancelled")
-            elif self._expired(state):
+            else:
                 self._metrics.finished("timeout")
                 self._deliver(state, deadline_error(self.name, state.timeout_s, 0))
-            else:
-                admitted.append(state)
+        admitted: list[SequenceState] = []
+        while self._waiting and len(self._running) + len(admitted) < self.max_running:
+            admitted.append(self._waiting.popleft())
+            self._metrics.waiting(-1)
+        self._running.extend(admitted)  # counted as running from now on (backpressure), prefilled next
         return admitted
 
     def _expired(self, state: SequenceState) -> bool:
@@ -283,12 +286,10 @@ class GenerationEngine:
             return
         self._record_execution(1, started)
         self._metrics.prompt_tokens(len(state.prompt))
-        with self._lock:
-            self._running.append(state)
         self._accept(state, _row(logits))
 
     def _decode_step(self) -> None:
-        batch = [s for s in self._running if not s.finished]
+        batch = [s for s in self._running if s.generated and not s.finished and not s.cancelled]
         if not batch:
             return
         started = time.perf_counter_ns()

@@ -362,8 +362,10 @@ def test_deadlines_end_running_and_waiting_sequences_with_504(make_engine: Calla
             GenerationRequest(tuple(TOKENIZER.encode("a")), SamplingParams(ignore_eos=True), timeout_s=0.3)
         )
         queued = engine.submit(GenerationRequest((1,), SamplingParams(max_tokens=2), timeout_s=0.05))
+        started = asyncio.get_running_loop().time()
         with pytest.raises(GatewayTimeoutError, match="deadline of 0.05 s after 0 tokens"):
             await collect(queued)
+        assert asyncio.get_running_loop().time() - started < 0.25  # not only once the slow one left
         count = 0
         with pytest.raises(GatewayTimeoutError, match=r"deadline of 0.3 s after \d+ tokens"):
             async for _ in slow:

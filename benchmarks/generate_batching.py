@@ -1,0 +1,109 @@
+"""Continuous batching: aggregate tokens/s of 8 concurrent streams against one stream, one run.
+
+Usage::
+
+    OMP_NUM_THREADS=1 python benchmarks/generate_batching.py [--streams 8] [--tokens 128] [--dim 256]
+
+Drives :class:`app.runtime.generation_engine.GenerationEngine` (no HTTP) on the
+tiny causal LM of ``tests/app/runtime/_tiny_lm.py`` (mininn, random weights, a
+real per-sequence KV cache; projections batched over the rows, attention per
+row) until the zoo's ``llama`` lands. Each case generates ``--tokens`` tokens
+per stream (greedy, end-of-sequence ignored) from a short prompt: first one
+stream alone, then ``--streams`` streams submitted together, which share every
+decode step. Cases are interleaved, each figure is the best of ``--repeats``
+runs, and one BLAS thread is used (``OMP_NUM_THREADS=1``), as the issue asks.
+
+Target (issue 28, on the real model): the aggregate of 8 streams is at least 5x one stream.
+
+Results go to ``benchmarks/results/generate_batching.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "app" / "runtime"))  # the tiny LM lives with the engine's tests
+sys.path.insert(0, str(ROOT))
+
+from _support import write_report  # noqa: E402
+from _tiny_lm import tiny_generator  # noqa: E402
+
+import mininn  # noqa: E402
+from app.runtime.generation import GenerationRequest, GenerationResult  # noqa: E402
+from app.runtime.generation_engine import GenerationEngine  # noqa: E402
+from app.runtime.sampling import SamplingParams  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "generate_batching.json"
+
+
+async def _run(engine: GenerationEngine, streams: int, tokens: int) -> float:
+    """Wall seconds for ``streams`` concurrent generations of ``tokens`` tokens each."""
+    params = SamplingParams(max_tokens=tokens, temperature=0, ignore_eos=True)
+    requests = [GenerationRequest(tuple(range(1 + i, 9 + i)), params) for i in range(streams)]
+
+    async def one(request: GenerationRequest) -> GenerationResult:
+        items = [item async for item in engine.submit(request)]
+        return items[-1]
+
+    started = time.perf_counter()
+    results = await asyncio.gather(*(one(r) for r in requests))
+    elapsed = time.perf_counter() - started
+    assert all(r.completion_tokens == tokens for r in results)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--streams", type=int, default=8)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--dim", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    generator = tiny_generator(
+        dim=args.dim, layers=args.layers, context_length=1024, dtype=getattr(mininn, args.dtype)
+    )
+    engine = GenerationEngine("tiny", 1, generator, max_running=args.streams, max_waiting=0)
+    asyncio.run(_run(engine, 1, 4))  # warm-up
+    best: dict[int, float] = {}
+    for _ in range(args.repeats):
+        for streams in (1, args.streams):
+            seconds = asyncio.run(_run(engine, streams, args.tokens))
+            best[streams] = min(best.get(streams, float("inf")), seconds)
+    engine.close(wait=10)
+
+    single = args.tokens / best[1]
+    aggregate = args.streams * args.tokens / best[args.streams]
+    params = sum(p.numel() for p in generator.module.parameters())
+    report: dict[str, Any] = {
+        "benchmark": "generate_batching",
+        "model": f"tiny causal LM ({params} parameters: dim {args.dim}, {args.layers} layers, {args.dtype})",
+        "tokens_per_stream": args.tokens,
+        "streams": args.streams,
+        "single_stream_tokens_per_s": round(single, 1),
+        "aggregate_tokens_per_s": round(aggregate, 1),
+        "speedup": round(aggregate / single, 2),
+        "target_speedup": 5.0,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+    }
+    print(
+        f"1 stream: {single:.1f} tokens/s; {args.streams} streams: {aggregate:.1f} tokens/s "
+        f"({aggregate / single:.2f}x)"
+    )
+    write_report(RESULTS, report)
+
+
+if __name__ == "__main__":
+    main()
