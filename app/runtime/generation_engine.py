@@ -328,14 +328,24 @@ class GenerationEngine:
         return rows
 
     def _accept(self, state: SequenceState, logits: np.ndarray) -> None:
-        """Choose the next token from ``logits``, send its event, and finish the sequence if it stops."""
+        """Choose the next token from ``logits``, send its event, and finish the sequence if it stops.
+
+        Anything that goes wrong here (bad logits, a tokenizer that raises) ends this sequence only.
+        """
         if state.cancelled or state.finished:
             return
         try:
-            token = state.sampler.choose(logits)
-        except FloatingPointError as exc:
+            self._next_token(state, logits)
+        except Exception as exc:
             self._fail(state, exc)
-            return
+
+    def _next_token(self, state: SequenceState, logits: np.ndarray) -> None:
+        vocab = int(self.generator.vocab_size)
+        if logits.shape != (vocab,):
+            raise ValueError(
+                f"the model returned {logits.size} logits for a token; its vocab_size is {vocab}"
+            )
+        token = state.sampler.choose(logits)
         logprob, top = self._logprobs(logits, token, state.request.sampling.logprobs)
         state.generated.append(token)
         reason = self._stop_reason(state, token)
