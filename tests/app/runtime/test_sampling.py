@@ -64,6 +64,18 @@ def test_filtered_distribution_equals_transformers_warpers(params: SamplingParam
         assert params.top_k <= 0 or kept >= min(params.top_k, 1)
 
 
+@pytest.mark.parametrize("top_p", [0.05, 0.5, 0.9, 0.99, 0.999999])
+@pytest.mark.parametrize("scale", [0.5, 3.0, 12.0])
+def test_top_p_on_a_large_vocabulary_equals_the_warper(top_p: float, scale: float) -> None:
+    x = np.random.default_rng(int(scale * 10)).standard_normal((2, 49152)) * scale  # flat to peaked
+    params = SamplingParams(top_p=top_p, temperature=0.9)
+    expected = transformers_filter(x, params)
+    for row, want in zip(x, expected, strict=True):
+        got = filter_logits(row, params)
+        assert np.array_equal(np.isinf(got), np.isinf(want))
+        np.testing.assert_allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=1e-15)
+
+
 def test_filter_logits_leaves_its_input_alone() -> None:
     x = logits_rows(2)[0]
     before = x.copy()
