@@ -139,8 +139,7 @@ def check_request(request: GenerationRequest, generator: TextGenerator, model: s
     """Check ``request`` against the model; the most tokens it may generate.
 
     Raises:
-        BadRequestError: ``prompt_ids`` is not a sequence of integers.
-        UnprocessableError: an empty prompt, a token id outside the vocabulary, a
+        UnprocessableError: an empty prompt, a token id that is not an integer or is outside the vocabulary, a
             prompt that leaves no room in the context, ``max_tokens`` over what
             remains, or stop strings for a model without a tokenizer.
     """
