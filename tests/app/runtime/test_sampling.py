@@ -121,19 +121,19 @@ def test_greedy_is_argmax_of_the_penalized_logits_and_draws_nothing() -> None:
 
 def test_same_seed_gives_same_tokens_and_samples_follow_the_distribution() -> None:
     x = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
-    draws = [Sampler(SamplingParams(seed=s), [], 4).choose(x) for s in range(20_000)]
+    sampler = Sampler(SamplingParams(seed=0), [], 4)  # no penalties: the history changes nothing
+    draws = [sampler.choose(x) for _ in range(5000)]
     frequencies = np.bincount(draws, minlength=4) / len(draws)
-    np.testing.assert_allclose(frequencies, [0.5, 0.3, 0.15, 0.05], atol=0.015)
+    np.testing.assert_allclose(frequencies, [0.5, 0.3, 0.15, 0.05], atol=0.03)  # 4 sigma
     a, b = Sampler(SamplingParams(seed=7), [], 4), Sampler(SamplingParams(seed=7), [], 4)
     assert [a.choose(x) for _ in range(50)] == [b.choose(x) for _ in range(50)]
 
 
 def test_filtered_tokens_are_never_drawn() -> None:
     x = np.log(np.array([0.4, 0.35, 0.2, 0.05]))
-    draws = {Sampler(SamplingParams(seed=s, top_k=2), [], 4).choose(x) for s in range(2000)}
-    assert draws == {0, 1}
-    draws = {Sampler(SamplingParams(seed=s, min_p=0.6), [], 4).choose(x) for s in range(2000)}
-    assert draws == {0, 1}
+    for params in (SamplingParams(seed=1, top_k=2), SamplingParams(seed=1, min_p=0.6)):
+        sampler = Sampler(params, [], 4)
+        assert {sampler.choose(x) for _ in range(500)} == {0, 1}
 
 
 def test_raw_logprobs_equal_torch_log_softmax() -> None:
