@@ -145,7 +145,7 @@ def check_request(request: GenerationRequest, generator: TextGenerator, model: s
     """
     prompt = request.prompt_ids
     vocab, context = int(generator.vocab_size), int(generator.context_length)
-    if not prompt:
+    if len(prompt) == 0:
         raise UnprocessableError(f"the prompt for model '{model}' is empty: send at least one token")
     _check_ids(prompt, vocab, model, "prompt")
     _check_ids(request.sampling.stop_token_ids, vocab, model, "stop_token_ids")
