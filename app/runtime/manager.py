@@ -24,9 +24,9 @@ Version policy (memory stays bounded however many versions the repository holds)
   appears on disk);
 - a (re)load also loads the ``MININN_MAX_OLDER_VERSIONS`` (default 1) next
   newest versions, which count as named;
-- an older version is loaded when a request names it (that request waits for
-  the load), and stays loaded while it is among the
-  ``MININN_MAX_OLDER_VERSIONS`` most recently named older versions;
+- an older version is loaded when a request names it, and stays loaded while
+  it is among the ``MININN_MAX_OLDER_VERSIONS`` most recently named older
+  versions;
 - when a new newest version arrives, every older version that no request has
   named (the previous newest included) is unloaded. An unloaded version's
   memory goes when the last request holding it finishes.
@@ -40,6 +40,15 @@ model, a new model folder is loaded, a removed one unloaded. So with
 upload within the poll interval plus one load. A model unloaded by request is
 left alone until it is loaded again (load and unload concern the worker that
 answers).
+
+Loading a version on request (:meth:`ModelManager.load_version`). A version is
+loaded, loading, or not loaded (``VersionSlot.state``). A request that names a
+version that is not loaded starts its load on a worker thread and awaits it;
+requests for it that arrive meanwhile await the same load, and every other
+request goes on being served. A request that goes away leaves the load running
+for the others. Readiness (:meth:`ModelManager.version`) and statistics never
+load anything: a version that is loading or not loaded is not ready, as in
+Triton.
 
 States follow Triton's repository extension: ``READY``, ``LOADING``,
 ``UNLOADING``, ``UNAVAILABLE``.
@@ -100,6 +109,26 @@ __all__ = [
 ]
 
 logger = logging.getLogger("app.models")
+
+
+def _not_loaded(slot: VersionSlot) -> ServiceUnavailableError:
+    """503 for a version of a ready model that is loading or not loaded."""
+    name, version = slot.name, slot.version
+    if slot.loading is not None:
+        return ServiceUnavailableError(
+            f"model '{name}' version {version} is not ready: loading", retry_after=1
+        )
+    failed = f"; its last load failed: {slot.failure}" if slot.failure else ""
+    return ServiceUnavailableError(
+        f"model '{name}' version {version} is not ready: not loaded (a request for it, such as "
+        f"POST /v2/models/{name}/versions/{version}/infer, loads it){failed}"
+    )
+
+
+def _retrieve_outcome(load: asyncio.Future[Any]) -> None:
+    """Mark a shared load's failure as seen: every request that awaited it may have gone."""
+    if not load.cancelled():
+        load.exception()
 
 
 class NoVersionYetError(LoadError):
@@ -298,7 +327,7 @@ class ModelManager:
         return slots
 
     def _new_slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
-        return self.loader.slot(name, spec, version, source, self._load_on_use)
+        return self.loader.slot(name, spec, version, source)
 
     def prepare(self, name: str, spec: ModelSpec, servable: Any, where: str = "new version") -> None:
         """:meth:`VersionLoader.prepare <app.runtime.versions.VersionLoader.prepare>` (blocking)."""
@@ -320,17 +349,34 @@ class ModelManager:
                 slot.loaded = loaded
             return slot.loaded
 
-    def _load_on_use(self, slot: VersionSlot) -> ModelVersion:
-        """How a slot loads itself when a request or a caller needs its weights."""
+    async def _load_shared(self, slot: VersionSlot) -> ModelVersion:
+        """Await ``slot``'s load, starting it unless one is running (requests share one load).
+
+        The waiting request may be cancelled (its client left); the load goes on for the others.
+
+        Raises:
+            UnprocessableError: the load failed; the message names the step.
+        """
+        if slot.loading is None:
+            slot.loading = asyncio.ensure_future(self._load_off_the_loop(slot))
+            slot.loading.add_done_callback(_retrieve_outcome)
+        return await asyncio.shield(slot.loading)
+
+    async def _load_off_the_loop(self, slot: VersionSlot) -> ModelVersion:
         try:
-            loaded = self._load_slot(slot)
+            loaded = await asyncio.to_thread(self._load_slot, slot)
         except (LoadError, ServiceError) as exc:
-            reason = exc.message if isinstance(exc, ServiceError) else str(exc)
-            message = f"failed to load '{slot.name}' version {slot.version}: {reason}"
-            raise UnprocessableError(message) from None
+            slot.failure = exc.message if isinstance(exc, ServiceError) else str(exc)
+            logger.error("model %s version %d failed to load: %s", slot.name, slot.version, slot.failure)
+            raise UnprocessableError(
+                f"failed to load '{slot.name}' version {slot.version}: {slot.failure}"
+            ) from None
+        finally:
+            slot.loading = None
+        slot.failure = ""
         entry = self._entries.get(slot.name)
-        if entry is not None and entry.versions.get(slot.version) is slot:
-            self._mark_requested(entry, slot.version)
+        if entry is None or entry.versions.get(slot.version) is not slot:
+            self._unload_slot(slot)  # replaced while it loaded: its waiting requests finish on it
         return loaded
 
     # -- swapping ----------------------------------------------------------
@@ -626,16 +672,12 @@ class ModelManager:
         """Whether ``name`` is loaded or was tried (cheap; for metric labels)."""
         return name in self._entries
 
-    def version(self, name: str, version: int | None = None) -> ModelVersion:
-        """The loaded version to serve: ``version``, or the highest when None.
-
-        An older version that is not loaded is loaded now (see the version
-        policy); the caller waits for the load.
+    def slot(self, name: str, version: int | None = None) -> VersionSlot:
+        """The slot of ``version`` (None: the highest) of a ready model, loaded or not; loads nothing.
 
         Raises:
             NotFoundError: unknown model, or a version it does not have.
             ServiceUnavailableError: the model is not ready (503 with the reason).
-            UnprocessableError: the named version fails to load.
         """
         entry = self.entry(name)
         if entry.state is not ModelState.READY:
@@ -645,13 +687,45 @@ class ModelManager:
                 f"model '{name}' is not ready: {entry.state.value.lower()}{detail}", retry_after=retry
             )
         if version is None:
-            return entry.latest.load()  # type: ignore[union-attr] - READY implies a loaded newest
+            return entry.latest  # type: ignore[return-value] - READY implies a newest version
         slot = entry.versions.get(version)
         if slot is None:
             known = ", ".join(str(v) for v in sorted(entry.versions))
             raise NotFoundError(f"model '{name}' has no version {version}; its versions are {known}")
-        loaded = slot.load()
-        self._mark_requested(entry, version)
+        return slot
+
+    def version(self, name: str, version: int | None = None) -> ModelVersion:
+        """The loaded version ``version`` (None: the highest); loads nothing (readiness asks this).
+
+        Raises:
+            NotFoundError: unknown model, or a version it does not have.
+            ServiceUnavailableError: the model is not ready, or the version is loading or
+                not loaded (503 with which).
+        """
+        slot = self.slot(name, version)
+        loaded = slot.loaded
+        if loaded is None:
+            raise _not_loaded(slot)
+        return loaded
+
+    async def load_version(self, name: str, version: int | None = None) -> ModelVersion:
+        """The version a request names (None: the highest), loading it first if it is not loaded.
+
+        The load runs on a worker thread, and concurrent requests for the version
+        share it (see the version policy); the event loop keeps serving meanwhile.
+
+        Raises:
+            NotFoundError: unknown model, or a version it does not have.
+            ServiceUnavailableError: the model is not ready (503 with the reason).
+            UnprocessableError: the named version fails to load.
+        """
+        slot = self.slot(name, version)
+        loaded = slot.loaded
+        if loaded is None:
+            loaded = await self._load_shared(slot)
+        entry = self._entries.get(name)
+        if version is not None and entry is not None and entry.versions.get(version) is slot:
+            self._mark_requested(entry, version)
         return loaded
 
     def _mark_requested(self, entry: ModelEntry, version: int) -> None:

@@ -2,13 +2,12 @@
 
 :class:`ModelVersion` is one loaded, warmed-up version: the object a request
 takes when it starts and keeps to its end. :class:`VersionSlot` is one version
-of the repository as this process knows it, loaded or not: listings and
-statistics read slots without loading anything; ``slot.loaded`` is the
-:class:`ModelVersion` while the version is loaded, and the manager drops it
-to unload the version (requests holding it finish first; its memory goes
-with the last of them). A slot offers the same attributes as a
-:class:`ModelVersion`; those that need the weights (``servable``, ``runner``,
-``module``) load the version on first use.
+of the repository as this process knows it: loaded, loading, or not loaded.
+Listings, readiness and statistics read slots and never load anything;
+``slot.loaded`` is the :class:`ModelVersion` while the version is loaded, and
+the manager drops it to unload the version (requests holding it finish first;
+its memory goes with the last of them). Loading is always explicit and off the
+event loop (:mod:`app.runtime.manager`).
 
 :class:`VersionLoader` loads a version: build the servable from ``model.json``
 (``models.servable``), load the version's weights strictly, move the module to
@@ -20,6 +19,7 @@ example inputs. A failed step raises :class:`LoadError` naming the step.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 import functools
@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -130,7 +130,11 @@ class ModelVersion:
 
 
 class VersionSlot:
-    """One version of a model on disk, loaded (``loaded``) or not.
+    """One version of a model on disk: loaded, loading, or not loaded.
+
+    A slot never loads anything itself: the manager loads it off the event loop
+    (:meth:`ModelManager.load_version <app.runtime.manager.ModelManager.load_version>`),
+    and reading a slot (its state, statistics, inputs and outputs) is always cheap.
 
     Args:
         name: the model's name.
@@ -140,8 +144,12 @@ class VersionSlot:
         device: the device it loads onto.
         dtype: its floating dtype name.
         max_batch_size: largest batch per request (0: not batched).
-        loader: loads the version (``loader(slot) -> ModelVersion``, blocking),
-            for attributes that need the weights.
+
+    Attributes:
+        loaded: the :class:`ModelVersion` while the version is loaded, else None.
+        loading: the load in progress (an ``asyncio`` future every request for the
+            version awaits), else None.
+        failure: why its last load failed ("" when it did not).
     """
 
     def __init__(
@@ -153,39 +161,25 @@ class VersionSlot:
         device: str,
         dtype: str,
         max_batch_size: int,
-        loader: Callable[[VersionSlot], ModelVersion],
     ) -> None:
         self.name, self.version, self.spec, self.source = name, version, spec, source
         self.device, self.dtype, self.max_batch_size = device, dtype, max_batch_size
         self.statistics = InferenceStatistics(name, version)
         self.loaded: ModelVersion | None = None
-        self.lock = threading.Lock()  # one load at a time
-        self._loader = loader
+        self.loading: asyncio.Future[ModelVersion] | None = None
+        self.failure = ""
+        self.lock = threading.Lock()  # one load at a time, whichever thread runs it
         self._signature: Any = None
 
     def __repr__(self) -> str:
-        state = "loaded" if self.loaded is not None else "not loaded"
-        return f"VersionSlot({self.name!r}, version={self.version}, {state})"
-
-    def load(self) -> ModelVersion:
-        """The loaded version, loading it now if needed (blocking)."""
-        loaded = self.loaded
-        return loaded if loaded is not None else self._loader(self)
+        return f"VersionSlot({self.name!r}, version={self.version}, {self.state})"
 
     @property
-    def servable(self) -> Any:
-        """The servable (loads the version)."""
-        return self.load().servable
-
-    @property
-    def runner(self) -> ModelRunner:
-        """The runner (loads the version)."""
-        return self.load().runner
-
-    @property
-    def module(self) -> mininn.nn.Module:
-        """The mininn module (loads the version)."""
-        return self.load().module
+    def state(self) -> str:
+        """``"loaded"``, ``"loading"`` or ``"not loaded"``."""
+        if self.loaded is not None:
+            return "loaded"
+        return "loading" if self.loading is not None else "not loaded"
 
     @property
     def load_seconds(self) -> float:
@@ -226,23 +220,14 @@ class VersionLoader:
     ) -> None:
         self.repository, self.settings, self.executor, self.metrics = repository, settings, executor, metrics
 
-    def slot(
-        self,
-        name: str,
-        spec: ModelSpec,
-        version: int,
-        source: FileIdentity | None,
-        loader: Callable[[VersionSlot], ModelVersion],
-    ) -> VersionSlot:
-        """A not-yet-loaded slot for ``version``, loading itself through ``loader``."""
+    def slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
+        """A not-yet-loaded slot for ``version``."""
         device, dtype = self.placement(spec)
         try:
             batchable = spec.module is not None or models.get_architecture(spec.architecture).batchable
         except models.ArchitectureError:
             batchable = False  # it fails to load anyway, with the reason
-        return VersionSlot(
-            name, version, spec, source, device, dtype, self.batch_limit(spec, batchable), loader
-        )
+        return VersionSlot(name, version, spec, source, device, dtype, self.batch_limit(spec, batchable))
 
     def load(
         self, name: str, spec: ModelSpec, version: int, statistics: InferenceStatistics | None = None
