@@ -58,15 +58,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import functools
 import logging
-import shutil
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from app.errors import (
@@ -77,23 +73,21 @@ from app.errors import (
     unknown_model_error,
 )
 from app.runtime.metrics import Metrics
+from app.runtime.model_writes import ModelWrites
 from app.runtime.versions import (
     LoadError,
     ModelVersion,
     UnloadedVersions,
     VersionLoader,
     VersionSlot,
-    assemble,
     check_spec,
 )
 from app.settings import Settings
 from app.store.repository import (
-    SPEC_FILE,
     DiskState,
     FileIdentity,
     ModelRepository,
     ModelSpec,
-    is_model_file_name,
     validate_model_name,
 )
 
@@ -189,7 +183,7 @@ class Publication:
     reason: str
 
 
-class ModelManager:
+class ModelManager(ModelWrites):
     """The models of one service instance.
 
     Args:
@@ -322,7 +316,7 @@ class ModelManager:
                 f"or put them in {name}/1/weights.safetensors in the repository"
             )
         slots = {number: self._new_slot(name, spec, number, source) for number, source in disk.versions}
-        for number in sorted(slots)[-(1 + self.settings.max_older_versions) :]:
+        for number in sorted(slots, reverse=True)[: 1 + self.settings.max_older_versions]:  # newest first
             self._load_slot(slots[number])
         return slots
 
@@ -446,101 +440,19 @@ class ModelManager:
             self._install(entry, {**entry.versions, number: slot})
             return Publication(number, True, entry.state, entry.reason)
 
-    async def put_spec(self, name: str, text: bytes, spec: ModelSpec) -> tuple[bool, ModelEntry, str]:
-        """Create or replace ``model.json`` and reload the model from it in this process.
-
-        The architecture is built with the config first (:func:`check_spec`);
-        then the file is written atomically and the model reloaded, unless it
-        was unloaded by request. A reload that fails (the weights no longer fit)
-        keeps a ready model serving its previous versions.
-
-        Returns:
-            Whether the model is new, its entry, and the reload's error ("" if none).
-
-        Raises:
-            BadRequestError: invalid name.
-            UnprocessableError: unknown architecture or bad config (the body lists
-                ``architectures`` or ``accepted_keys``).
-        """
-        validate_model_name(name)
-        await asyncio.to_thread(check_spec, spec, self.repository.model_dir(name))
-        async with self._lock(name):
-            created = await asyncio.to_thread(self.repository.write_spec, name, text)
-            logger.info("model %s: model.json %s", name, "created" if created else "replaced")
-            error = ""
-            entry = self._entries.get(name)
-            if entry is None or not entry.unloaded:
-                try:
-                    await self._load_locked(name, None)
-                except UnprocessableError as exc:
-                    error = exc.message
-        return created, self.entry(name), error
-
-    async def put_file(self, name: str, filename: str, data: bytes) -> tuple[bool, ModelEntry | None, str]:
-        """Create or replace a code or data file of the model (arrived over HTTP), then reload it.
-
-        A ``.py`` file of a model whose ``model.json`` names a ``module`` is checked first
-        (:func:`~app.runtime.versions.assemble` on a copy of the folder with the new file and
-        the newest version), and refused, with nothing changed, when it does not serve.
-
-        Returns:
-            Whether the file is new, the model's entry (None while it has no ``model.json``),
-            and the reload's error ("" if none).
-
-        Raises:
-            BadRequestError: invalid model or file name.
-            UnprocessableError: the code does not serve; the message says why.
-        """
-        validate_model_name(name)
-        async with self._lock(name):
-            if filename.endswith(".py"):
-                await asyncio.to_thread(self._check_code, name, filename, data)
-            write = functools.partial(self.repository.write_file, from_http=True)
-            created = await asyncio.to_thread(write, name, filename, data)
-            logger.info("model %s: %s %s", name, filename, "created" if created else "replaced")
-            error = ""
-            entry = self._entries.get(name)
-            has_spec = (self.repository.model_dir(name) / SPEC_FILE).is_file()
-            if has_spec and (entry is None or not entry.unloaded):
-                try:
-                    await self._load_locked(name, None)
-                except UnprocessableError as exc:
-                    error = exc.message
-        return created, (self.entry(name) if has_spec else None), error
-
-    def _check_code(self, name: str, filename: str, data: bytes) -> None:
-        """Compile the file; when the model is code, build, load and warm it up with the file in place."""
-        folder = self.repository.model_dir(name)
-        try:
-            compile(data, filename, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-            raise UnprocessableError(f"the uploaded {filename}{line} is not valid Python: {exc}") from None
-        try:
-            spec = self.repository.read_spec(name)
-        except ServiceError:
-            return  # no model.json yet: the code is checked when one names it
-        if spec.module is None:
+    async def _serve_checked(self, name: str, slots: dict[int, VersionSlot] | None) -> None:
+        """Serve the slots loaded by :meth:`_check_spec_loads` after ``model.json`` was written."""
+        if slots is None:  # no version yet: the model waits for its first
+            await self._load_locked(name, None)
             return
-        versions = self.repository.versions(name)
-        weights = self.repository.weights_path(name, versions[-1]) if versions else None
-        device, dtype = self.loader.placement(spec)
-        with tempfile.TemporaryDirectory(prefix="mininn-code-check-") as scratch:
-            copy = Path(scratch)
-            for path in folder.iterdir():
-                if path.is_file() and (path.suffix == ".py" or path.name == SPEC_FILE):
-                    shutil.copyfile(path, copy / path.name)
-                elif path.is_file() and is_model_file_name(path.name):
-                    (copy / path.name).symlink_to(path)
-                elif path.is_dir() and is_model_file_name(path.name):  # a code package, not a version
-                    shutil.copytree(path, copy / path.name)
-            (copy / filename).write_bytes(data)
-            try:
-                assemble(spec, copy, weights, device, dtype, f"with the uploaded {filename}")
-            except LoadError as exc:
-                raise UnprocessableError(
-                    f"the uploaded {filename} does not serve, nothing changed: {exc}"
-                ) from None
+        entry = self._entries.setdefault(name, ModelEntry(name))
+        entry.unloaded = False
+        entry.disk = await asyncio.to_thread(self.repository.disk_state, name)
+        newest = max(slots)
+        for number, slot in slots.items():  # the older versions loaded count as named
+            if slot.loaded is not None and number != newest:
+                entry.requested[number] = None
+        self._install(entry, slots)
 
     async def remove_version(self, name: str, version: int) -> ModelEntry:
         """Delete ``version`` from the repository and stop serving it.

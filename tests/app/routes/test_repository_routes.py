@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from _app_support import MLP_CONFIG, mlp_weights, write_model
+from _spotter_support import ANY_LENGTH, FIXED_LENGTH, write_spotter
 from fastapi.testclient import TestClient
 
 KEY = {"Authorization": "Bearer write-key"}
@@ -208,3 +209,68 @@ def test_unload_unknown_model_is_404(client: TestClient) -> None:
         404,
         "Request for unknown model: 'ghost' is not found; available models: broken, mlp, mlp-spare",
     )
+
+
+def _mlp_body() -> dict[str, Any]:
+    return {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
+
+
+def test_a_model_json_the_newest_weights_do_not_fit_is_refused_and_changes_nothing(
+    client: TestClient, repository: Path
+) -> None:
+    manager = client.app.state.service.manager
+    on_disk = (repository / "mlp" / "model.json").read_bytes()
+    served, slots = manager.version("mlp"), manager.entry("mlp").versions
+    wider = {"architecture": "mlp", "config": {**MLP_CONFIG, "hidden_sizes": [16]}}
+    response = client.put("/v2/repository/models/mlp", json=wider, headers=KEY)
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith(
+        "model.json refused, nothing changed: version 2: loading the state dict: "
+        "Error(s) in loading state_dict for MLP:\n\tsize mismatch for 0.weight:"
+    )
+    assert message.endswith(
+        ". A model.json for other weights needs a model name of its own, or the versions it does not fit "
+        "deleted first (DELETE /v2/models/mlp/versions/{v}; its versions: 1, 2)"
+    )
+    assert (repository / "mlp" / "model.json").read_bytes() == on_disk
+    assert manager.version("mlp") is served and manager.entry("mlp").versions is slots
+    assert client.post("/v2/models/mlp/infer", json=_mlp_body()).json()["model_version"] == "2"
+
+
+def test_a_model_json_that_fails_its_warm_up_is_refused_and_still_serves_after_a_restart(
+    tmp_path: Path, client_factory: Any
+) -> None:
+    repository = tmp_path / "spotters"
+    write_spotter(repository, "kws", FIXED_LENGTH)
+    on_disk = (repository / "kws" / "model.json").read_bytes()
+    client = client_factory(model_repository=repository, api_key="write-key")
+    response = client.put("/v2/repository/models/kws", json=ANY_LENGTH, headers=KEY)
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith("model.json refused, nothing changed: version 1: warm-up forward")
+    assert "max_pool1d() Invalid computed output size: 0" in message
+    assert (repository / "kws" / "model.json").read_bytes() == on_disk
+    assert client.get("/v2/models/kws").json()["inputs"][0]["shape"] == [-1, 40, 16]
+    restarted = client_factory(model_repository=repository, api_key="write-key")
+    assert restarted.get("/v2/models/kws/ready").json() == {"name": "kws", "ready": True}
+
+
+def test_a_new_model_json_without_versions_is_warmed_up_on_its_initial_weights(
+    tmp_path: Path, client_factory: Any
+) -> None:
+    repository = tmp_path / "spotters"
+    folder = write_spotter(repository, "kws", FIXED_LENGTH, versions=0)
+    (folder / "model.json").unlink()
+    client = client_factory(model_repository=repository, api_key="write-key")
+    refused = client.put("/v2/repository/models/kws", json=ANY_LENGTH, headers=KEY)
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith(
+        "model.json refused, nothing changed: no version yet, on its initial weights: warm-up forward"
+    )
+    assert "DELETE" not in refused.json()["error"]
+    assert not (folder / "model.json").exists()
+    created = client.put("/v2/repository/models/kws", json=FIXED_LENGTH, headers=KEY)
+    assert (created.status_code, created.json()["state"]) == (201, "UNAVAILABLE")
+    assert created.json()["reason"].startswith("waiting for its first version")
+    assert json.loads((folder / "model.json").read_text()) == FIXED_LENGTH

@@ -126,7 +126,7 @@ def test_a_failed_reload_keeps_the_previous_versions_serving(manager: ModelManag
     before = manager.version("mlp")
     (repository / "mlp" / "model.json").write_text(json.dumps({"architecture": "nope"}))
     with pytest.raises(
-        UnprocessableError, match="failed to load 'mlp': version 1: building architecture 'nope'"
+        UnprocessableError, match="failed to load 'mlp': version 2: building architecture 'nope'"
     ):
         asyncio.run(manager.load("mlp"))
     assert manager.entry("mlp").state is ModelState.READY
