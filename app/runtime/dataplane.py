@@ -31,6 +31,7 @@ from app.runtime.inspection import module_tree, parameter_table
 from app.runtime.labels import label_files
 from app.runtime.load_config import apply_load_config, load_config_parameter
 from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion, VersionSlot
+from app.runtime.warmup import WARMUP_KEY
 from app.settings import Settings
 from app.store.repository import ModelSpec, parse_version
 from app.v2 import InferenceRequest, triton_type
@@ -225,6 +226,9 @@ class DataPlane:
                 "description": spec.description,
             },
         }
+        warmup = (spec.model_extra or {}).get(WARMUP_KEY)
+        if warmup:
+            config["model_warmup"] = warmup
         batching = model.batching
         if batching.enabled:
             config["dynamic_batching"] = batching.triton_config(

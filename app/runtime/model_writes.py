@@ -184,7 +184,7 @@ def _refused_spec(name: str, exc: LoadError | ServiceError, disk: DiskState | No
     """422 for a ``model.json`` that does not load: what failed, and that nothing changed."""
     reason = exc.message if isinstance(exc, ServiceError) else str(exc)
     hint = ""
-    if disk is not None and disk.versions:
+    if disk is not None and disk.versions and ": loading the state dict: " in reason:
         hint = (
             f". A model.json for other weights needs a model name of its own, or the versions it does not "
             f"fit deleted first (DELETE /v2/models/{name}/versions/{{v}}; its versions: "

@@ -12,8 +12,9 @@ event loop (:mod:`app.runtime.manager`).
 :class:`VersionLoader` loads a version: build the servable from ``model.json``
 (``models.servable``), load the version's weights strictly, move the module to
 its device and dtype (``model.json`` may override ``MININN_DEVICE`` /
-``MININN_DTYPE``), ``eval()``, and run one warm-up forward on the servable's
-example inputs. A failed step raises :class:`LoadError` naming the step.
+``MININN_DTYPE``), ``eval()``, and run the warm-up forwards: on the servable's
+example inputs, or on the samples of ``model.json``'s ``model_warmup``
+(:mod:`app.runtime.warmup`). A failed step raises :class:`LoadError` naming the step.
 :class:`UnloadedVersions` makes sure an unloaded version's memory really goes.
 """
 
@@ -43,6 +44,7 @@ from app.runtime.labels import check_labels_key, read_labels
 from app.runtime.metrics import Metrics
 from app.runtime.runner import ModelRunner
 from app.runtime.statistics import InferenceStatistics
+from app.runtime.warmup import WARMUP_KEY, WarmupBatch, warmup_batches, warmup_hint, warmup_samples
 from app.settings import Settings
 from app.store.repository import FileIdentity, ModelRepository, ModelSpec, file_identity
 from mininn.serialization import load as load_checkpoint
@@ -255,7 +257,7 @@ class VersionLoader:
             LoadError: a step failed; the message names it.
         """
         device, dtype = self.placement(spec)
-        prepare_servable(servable, device, dtype, where)
+        prepare_servable(servable, device, dtype, where, spec)
         self.labels(name, spec, servable, where)
         logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
 
@@ -376,21 +378,41 @@ def assemble(
         with _step(f"{where}: loading the state dict"):
             servable.module.load_state_dict(state_dict, strict=True)
         del state_dict
-    prepare_servable(servable, device, dtype, where)
+    prepare_servable(servable, device, dtype, where, spec)
     return servable
 
 
-def prepare_servable(servable: models.Servable, device: str, dtype: str, where: str) -> None:
-    """Move a servable to ``device`` / ``dtype``, ``eval()`` it, and run the warm-up forward.
+def prepare_servable(
+    servable: models.Servable, device: str, dtype: str, where: str, spec: ModelSpec | None = None
+) -> None:
+    """Move a servable to ``device`` / ``dtype``, ``eval()`` it, and run the warm-up forwards.
+
+    The warm-up runs on the example inputs, or on the samples of ``spec``'s ``model_warmup``
+    (:mod:`app.runtime.warmup`).
 
     Raises:
-        LoadError: a step failed; the message starts with ``where`` and names the step.
+        LoadError: a step failed; the message starts with ``where`` and names the step; a
+            failed warm-up names the shapes it ran on and how to give others.
     """
     with _step(f"{where}: moving the module to {device} / {dtype}"):
         servable.module.to(device, getattr(mininn, dtype))
         servable.module.eval()
-    with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
-        servable.predict(servable.example_inputs(1))
+    batched = servable.batchable and (spec is None or spec.max_batch_size != 0)
+    with _step(f"{where}: reading model.json's {WARMUP_KEY}"):
+        batches = warmup_batches(spec, servable, batched) if spec is not None else [
+            WarmupBatch("the example inputs", dict(servable.example_inputs(1)))
+        ]
+    for batch in batches:
+        try:
+            with mininn.no_grad():
+                for _ in range(batch.count):
+                    servable.predict(batch.inputs)
+        except Exception as exc:  # any failure of user-supplied code
+            logger.debug("warm-up failed: %s", where, exc_info=exc)
+            hint = warmup_hint(spec, servable, batched) if spec is not None else ""
+            raise LoadError(
+                f"{where}: warm-up forward on {batch.label} ({batch.shapes}): {_describe(exc)}{hint}"
+            ) from exc
 
 
 def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:
@@ -434,6 +456,7 @@ def check_spec(spec: ModelSpec, folder: Path | None = None) -> None:
             config it refuses (``details["accepted_keys"]``), or code that fails.
     """
     check_labels_key(spec)
+    warmup_samples(spec)
     if spec.module is not None:
         try:
             build_servable(spec, folder if folder is not None else Path("."))

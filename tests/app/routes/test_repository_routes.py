@@ -4,10 +4,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from _app_support import MLP_CONFIG, mlp_weights, write_model
-from _spotter_support import ANY_LENGTH, FIXED_LENGTH, write_spotter
+from _spotter_support import ANY_LENGTH, FIXED_LENGTH, SPOTTER_CODE, spotter_weights, write_spotter
 from fastapi.testclient import TestClient
+from safetensors.numpy import save as safetensors_bytes
 
 KEY = {"Authorization": "Bearer write-key"}
 
@@ -156,7 +158,7 @@ def test_load_errors(client: TestClient) -> None:
             400,
             "failed to load 'mlp': load parameter 'config' has unknown keys input, platform; accepted keys: "
             "architecture, batch_delay_ms, config, description, device, dtype, dynamic_batching, init, "
-            "inputs, instance_group, labels, max_batch_size, module, name, outputs",
+            "inputs, instance_group, labels, max_batch_size, model_warmup, module, name, outputs",
         ),
         (
             "mlp",
@@ -274,3 +276,34 @@ def test_a_new_model_json_without_versions_is_warmed_up_on_its_initial_weights(
     assert (created.status_code, created.json()["state"]) == (201, "UNAVAILABLE")
     assert created.json()["reason"].startswith("waiting for its first version")
     assert json.loads((folder / "model.json").read_text()) == FIXED_LENGTH
+
+
+def test_a_model_json_with_model_warmup_serves_every_length_as_torch_does(
+    tmp_path: Path, client_factory: Any
+) -> None:
+    torch = pytest.importorskip("torch")
+    repository = tmp_path / "spotters"
+    folder = write_spotter(repository, "kws", FIXED_LENGTH)
+    client = client_factory(model_repository=repository, api_key="write-key")
+    warmup = [{"name": "one second", "batch_size": 1, "inputs": {"mfcc": {"dims": [40, 100]}}}]
+    document = {**ANY_LENGTH, "model_warmup": warmup}
+    response = client.put("/v2/repository/models/kws", json=document, headers=KEY)
+    assert (response.status_code, response.json()["state"]) == (200, "READY")
+    assert json.loads((folder / "model.json").read_text())["model_warmup"] == warmup
+    assert client.get("/v2/models/kws/config").json()["model_warmup"] == warmup
+    reference: dict[str, Any] = {}
+    exec(compile(SPOTTER_CODE, "spotter.py", "exec"), reference)  # the user's file, run by real torch
+    module = reference["KeywordSpotter"]().eval()
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in spotter_weights(1).items()})
+    for length in (2, 37, 150):
+        x = np.random.default_rng(length).standard_normal((2, 40, length)).astype(np.float32)
+        tensor = {"name": "mfcc", "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}
+        served = client.post("/v2/models/kws/infer", json={"inputs": [tensor]}).json()["outputs"][0]
+        assert served["shape"] == [2, 4]
+        with torch.no_grad():
+            expected = module(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(np.reshape(served["data"], (2, 4)), expected, rtol=1e-5, atol=1e-6)
+    upload = client.put(
+        "/v2/models/kws/state_dict", content=safetensors_bytes(spotter_weights(2)), headers=KEY
+    )  # the upload's check warms up at the model_warmup size too
+    assert (upload.status_code, upload.json()["model_version"]) == (201, "2")

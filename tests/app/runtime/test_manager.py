@@ -289,7 +289,7 @@ def test_a_failing_warm_up_keeps_the_model_unavailable(
     asyncio.run(manager.load_all())
     entry = manager.entry("m")
     assert entry.state is ModelState.UNAVAILABLE
-    assert entry.reason == "version 1: warm-up forward on the example inputs: boom in forward"
+    assert entry.reason == "version 1: warm-up forward on the example inputs (x [1, 2]): boom in forward"
     assert manager.metrics.model_load_failures.labels("m")._value.get() == 1
 
 
