@@ -11,7 +11,9 @@ import gc
 import os
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -24,6 +26,9 @@ from tritonclient.grpc import service_pb2, service_pb2_grpc
 import mininn
 import models
 from app import Settings, create_app
+from app.runtime.manager import ModelManager
+from app.runtime.metrics import Metrics
+from app.store.repository import ModelRepository
 
 # The zoo's mlp at 21.0M parameters: Linear(1024, 4096), Linear(4096, 4096), Linear(4096, 10).
 BIG = {
@@ -282,3 +287,27 @@ def test_a_version_that_fails_to_load_says_why_and_loads_again_on_the_next_reque
     )
     assert newest == (200, "2")
     assert again == (200, "1")
+
+
+def test_a_request_that_goes_away_leaves_the_load_running_for_the_others(tmp_path: Path) -> None:
+    repository = tmp_path / "repository"
+    write_model(repository, "m", {v: mlp_weights(v) for v in (1, 2, 3)})
+
+    async def main() -> tuple[bool, int, list[tuple[int, float]], str]:
+        with ThreadPoolExecutor(1) as executor:
+            settings = Settings(model_repository=repository, seed_repository=False)
+            manager = ModelManager(ModelRepository(repository), settings, executor, Metrics())
+            await manager.load_all()
+            loads = _count_loads(SimpleNamespace(manager=manager))
+            slot = manager.entry("m").versions[1]
+            leaving = asyncio.create_task(manager.load_version("m", 1))
+            await asyncio.sleep(0)  # the load has started
+            state = slot.state
+            leaving.cancel()
+            staying = await manager.load_version("m", 1)
+            await asyncio.gather(leaving, return_exceptions=True)
+            return leaving.cancelled(), staying.version, loads, state
+
+    cancelled, version, loads, state = asyncio.run(main())
+    assert (cancelled, version, state) == (True, 1, "loading")
+    assert [number for number, _ in loads] == [1]
