@@ -165,28 +165,30 @@ def test_loading_an_older_version_never_stalls_the_event_loop_and_requests_share
         # process has a fraction of it. Freeze what exists now, so the ticker measures the load.
         gc.collect()
         gc.freeze()
-        ticker = Ticker()
-        ticker.start()
-        started = time.perf_counter()
-        infer = "/v2/models/big/versions/1/infer"
-        wanted = [asyncio.create_task(http.post(infer, json=BIG_BODY)) for _ in range(3)]
-        small_latencies: list[float] = []
-        ready_answers: list[tuple[int, str]] = []
-        grpc_ready: list[bool] = []
-        while not all(task.done() for task in wanted):
-            sent = time.perf_counter()
-            answer = await http.post("/v2/models/small/infer", json=SMALL_BODY)
-            assert answer.status_code == 200, answer.text
-            small_latencies.append(time.perf_counter() - sent)
-            if slot.state == "loading":
-                ready = await http.get("/v2/models/big/versions/1/ready")
-                reply = await stub.ModelReady(service_pb2.ModelReadyRequest(name="big", version="1"))
-                if slot.state == "loading":  # it answered while the version was loading
-                    ready_answers.append((ready.status_code, ready.json().get("error", "")))
-                    grpc_ready.append(reply.ready)
-        finished = time.perf_counter()
-        await ticker.stop()
-        gc.unfreeze()
+        try:
+            ticker = Ticker()
+            ticker.start()
+            started = time.perf_counter()
+            infer = "/v2/models/big/versions/1/infer"
+            wanted = [asyncio.create_task(http.post(infer, json=BIG_BODY)) for _ in range(3)]
+            small_latencies: list[float] = []
+            ready_answers: list[tuple[int, str]] = []
+            grpc_ready: list[bool] = []
+            while not all(task.done() for task in wanted):
+                sent = time.perf_counter()
+                answer = await http.post("/v2/models/small/infer", json=SMALL_BODY)
+                assert answer.status_code == 200, answer.text
+                small_latencies.append(time.perf_counter() - sent)
+                if slot.state == "loading":
+                    ready = await http.get("/v2/models/big/versions/1/ready")
+                    reply = await stub.ModelReady(service_pb2.ModelReadyRequest(name="big", version="1"))
+                    if slot.state == "loading":  # it answered while the version was loading
+                        ready_answers.append((ready.status_code, ready.json().get("error", "")))
+                        grpc_ready.append(reply.ready)
+            finished = time.perf_counter()
+            await ticker.stop()
+        finally:
+            gc.unfreeze()
         responses = [task.result() for task in wanted]
         ticks, worst = ticker.worst_between(started, finished)
         return {
