@@ -161,7 +161,7 @@ class CodeServable(Servable):
 
     def predict(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         if not self.outputs:
-            self._discover_outputs()
+            self._discover_outputs(inputs)
         try:
             return super().predict(inputs)
         except (InputError, CaptureError):  # the request's own intervention does not fit: not the code's
@@ -169,12 +169,13 @@ class CodeServable(Servable):
         except Exception as exc:  # the model's own code failed on these inputs
             raise InputError(describe_error(exc, self.folder)) from exc
 
-    def _discover_outputs(self) -> None:
-        """Name and describe the outputs from forwards on example inputs (batch 1, then 2)."""
+    def _discover_outputs(self, inputs: Mapping[str, np.ndarray]) -> None:
+        """Name and describe the outputs from forwards on ``inputs`` (the warm-up's), then on zeros
+        with the batch and every any-size dimension doubled."""
         with located(self.folder):
-            first = self.processor.results(self._forward(self.example_inputs(1)))
+            first = self.processor.results(self._forward(inputs))
         try:
-            second = self.processor.results(self._forward(self.processor.example_inputs(2, variable=2)))
+            second = self.processor.results(self._forward(self._doubled(inputs)))
         except Exception:  # noqa: BLE001 - fixed-size inputs: only the batch dimension varies
             second = None
         specs = []
@@ -187,6 +188,14 @@ class CodeServable(Servable):
             specs.append(TensorSpec(key, _datatype(key, value), tuple(shape)))
         self.processor.signature = Signature(self.inputs, specs)
         self.outputs = specs
+
+    def _doubled(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        doubled = {}
+        for spec in self.inputs:
+            array = np.asarray(inputs[spec.name])
+            shape = [2 * n if i == 0 or spec.shape[i] < 0 else n for i, n in enumerate(array.shape)]
+            doubled[spec.name] = np.zeros(shape, array.dtype)
+        return doubled
 
     def _forward(self, inputs: Mapping[str, np.ndarray]) -> Any:
         device, float_dtype = placement(self.module)

@@ -145,9 +145,10 @@ class InferenceServicer:
 
     @_rpc("read")
     async def ModelReady(self, request: pb.ModelReadyRequest, call: Call) -> pb.ModelReadyResponse:
-        """Whether the model (version) serves; an unknown or unloaded one is not ready, as in Triton."""
+        """Whether the model (version) serves; an unknown, loading or unloaded one is not ready, as in
+        Triton. Loads nothing."""
         try:
-            self.plane.model(request.name, request.version)
+            self.plane.check_ready(request.name, request.version)
         except ServiceError as exc:
             if exc.status_code not in (404, 503):
                 raise
@@ -170,7 +171,7 @@ class InferenceServicer:
     @_rpc("read")
     async def ModelConfig(self, request: pb.ModelConfigRequest, call: Call) -> pb.ModelConfigResponse:
         """As ``GET /v2/models/{m}[/versions/{v}]/config``."""
-        config = self.plane.config(self.plane.model(request.name, request.version))
+        config = self.plane.config(await self.plane.model(request.name, request.version))
         return pb.ModelConfigResponse(config=json_format.ParseDict(config, pb.ModelConfig(), **_PARSE))
 
     @_rpc("read")
@@ -186,7 +187,7 @@ class InferenceServicer:
     async def ModelInfer(self, request: pb.ModelInferRequest, call: Call) -> pb.ModelInferResponse:
         """As ``POST /v2/models/{m}[/versions/{v}]/infer``, captures included; the call's deadline
         bounds the request's ``timeout``."""
-        model = self.plane.model(request.model_name, request.model_version)
+        model = await self.plane.model(request.model_name, request.model_version)
         max_elements = self.service.settings.max_activation_elements
 
         async def decode() -> InferenceRequest:

@@ -47,11 +47,11 @@ class ModelRef:
 
 
 async def _highest(model_name: ModelName, plane: PlaneDep) -> ModelVersion:
-    return plane.model(model_name)
+    return await plane.model(model_name)
 
 
 async def _given(model_name: ModelName, model_version: ModelVersionText, plane: PlaneDep) -> ModelVersion:
-    return plane.model(model_name, model_version)
+    return await plane.model(model_name, model_version)
 
 
 async def _name(model_name: ModelName) -> ModelRef:

@@ -124,7 +124,7 @@ class InferenceFastPath:
         request = Request(scope, receive)
         try:
             await require_read(request)
-            model = self.plane.model(params["model_name"], params.get("model_version"))
+            model = await self.plane.model(params["model_name"], params.get("model_version"))
             response = await infer(model, request, self.plane)
         except ServiceError as exc:
             response = render_service_error(request, exc)

@@ -47,10 +47,11 @@ async def model_metadata(model: ModelRef, plane: PlaneDep) -> dict[str, Any]:
 async def model_ready(model: ModelRef, plane: PlaneDep) -> dict[str, Any]:
     """``{"name", "ready": true}`` (200) when the model serves; 503 with the reason; 404 when unknown.
 
-    The 503 body is ``{"error": <reason>, "name": ..., "ready": false}``.
+    The 503 body is ``{"error": <reason>, "name": ..., "ready": false}``. Loads nothing: an
+    older version that is loading or not loaded is not ready (a request for it loads it).
     """
     try:
-        plane.model(model.name, model.version)
+        plane.check_ready(model.name, model.version)
     except ServiceUnavailableError as exc:
         exc.details.update(name=model.name, ready=False)
         raise

@@ -184,7 +184,10 @@ _SPEC_EXAMPLE = {
     dependencies=[Depends(require_write)],
     responses={
         **_WRITTEN,
-        422: {"description": "unknown architecture (lists 'architectures') or bad config ('accepted_keys')"},
+        422: {
+            "description": "unknown architecture (lists 'architectures'), bad config ('accepted_keys'), or a "
+            "model.json that does not load the newest version or warm up; nothing changed"
+        },
     },
     openapi_extra={
         "requestBody": {"required": True, "content": {"application/json": {"example": _SPEC_EXAMPLE}}}
@@ -193,12 +196,15 @@ _SPEC_EXAMPLE = {
 async def put_model(
     model_name: str, request: Request, response: Response, manager: ManagerDep
 ) -> dict[str, Any]:
-    """Check the architecture and its config by building it, write ``model.json`` atomically, reload.
+    """Check that the new ``model.json`` serves, then write it atomically and serve the model from it.
 
-    201 for a new model, 200 for a replaced one. The model then serves its
-    versions under the new ``model.json``; one without versions waits for
-    ``PUT /v2/models/{m}/state_dict``. If the existing weights do not fit the new
-    config, ``load_error`` says why and a model that was serving keeps serving.
+    The check is a load: build the architecture (or the code) with its config, load the
+    newest version's weights strictly and run the warm-up forward; a model without
+    versions yet is built and warmed up on its initial weights. A ``model.json`` that
+    fails any step is refused with 422 naming the step, and nothing changes: the file
+    on disk and the served model stay as they were. 201 for a new model, 200 for a
+    replaced one; the model then serves its versions under the new ``model.json`` (one
+    without versions waits for ``PUT /v2/models/{m}/state_dict``).
     """
     validate_model_name(model_name)
     text = await read_body(request, 1 << 20, "the 1 MiB limit of model.json")
@@ -212,7 +218,7 @@ async def put_model(
                 f"{CODE_UPLOAD_DISABLED}"
             )
     pretty = (json.dumps(document, indent=2) + "\n").encode()
-    created, entry, error = await manager.put_spec(model_name, pretty, spec)
+    created, entry = await manager.put_spec(model_name, pretty, spec)
     response.status_code = 201 if created else 200
     return {
         "name": model_name,
@@ -221,5 +227,4 @@ async def put_model(
         "state": entry.state.value,
         "reason": entry.reason,
         "versions": [str(v) for v in sorted(entry.versions)],
-        "load_error": error,
     }

@@ -35,7 +35,8 @@ from app.runtime.generation import GenerationRequest, GenerationStream
 from app.runtime.inspection import module_tree, parameter_table
 from app.runtime.labels import label_files
 from app.runtime.load_config import apply_load_config, load_config_parameter
-from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion
+from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion, VersionSlot
+from app.runtime.warmup import WARMUP_KEY
 from app.settings import Settings
 from app.store.repository import ModelSpec, parse_version
 from app.v2 import InferenceRequest, triton_type
@@ -72,15 +73,30 @@ class DataPlane:
     settings: Settings
 
     # ---- which model --------------------------------------------------------------------------
-    def model(self, name: str, version: str | int | None = None) -> ModelVersion:
-        """The ready version ``version`` of ``name`` (None or ``""``: the highest).
+    async def model(self, name: str, version: str | int | None = None) -> ModelVersion:
+        """The version ``version`` of ``name`` (None or ``""``: the highest), for a request.
+
+        An older version that is not loaded is loaded first, off the event loop; the
+        request waits for that load (and shares it with other requests for the version).
 
         Raises:
             BadRequestError: ``version`` is not a positive integer.
             NotFoundError: no such model or version.
             ServiceUnavailableError: the model is not ready.
+            UnprocessableError: the version fails to load.
         """
-        return self.manager.version(name, parse_version(version))
+        return await self.manager.load_version(name, parse_version(version))
+
+    def check_ready(self, name: str, version: str | int | None = None) -> None:
+        """Return if ``name`` (or its version ``version``) is ready to serve; loads nothing.
+
+        Raises:
+            BadRequestError: ``version`` is not a positive integer.
+            NotFoundError: no such model or version.
+            ServiceUnavailableError: the model is not ready, or the version is loading or not
+                loaded; the message says which.
+        """
+        self.manager.version(name, parse_version(version))
 
     # ---- inference ----------------------------------------------------------------------------
     async def infer(
@@ -159,8 +175,8 @@ class DataPlane:
             )
 
     # ---- text generation ----------------------------------------------------------------------
-    def generation_model(self, name: str, version: str | int | None = None) -> ModelVersion:
-        """The ready version of ``name`` that generates text (:meth:`model`, then a check).
+    async def generation_model(self, name: str, version: str | int | None = None) -> ModelVersion:
+        """The version of ``name`` that generates text (:meth:`model`, then a check).
 
         Raises:
             BadRequestError: ``version`` is not a positive integer.
@@ -168,7 +184,7 @@ class DataPlane:
             ServiceUnavailableError: the model is not ready.
             UnprocessableError: the model does not generate text.
         """
-        model = self.model(name, version)
+        model = await self.model(name, version)
         if model.engine is None:
             raise _not_text_model(name)
         return model
@@ -318,6 +334,9 @@ class DataPlane:
                 "description": spec.description,
             },
         }
+        warmup = (spec.model_extra or {}).get(WARMUP_KEY)
+        if warmup:
+            config["model_warmup"] = warmup
         batching = model.batching
         if batching.enabled:
             config["dynamic_batching"] = batching.triton_config(
@@ -326,7 +345,9 @@ class DataPlane:
         return config
 
     def statistics(self, name: str | None = None, version: str | int | None = None) -> dict[str, Any]:
-        """Triton's statistics: of every loaded version of every model, of one model, or of one version.
+        """Triton's statistics: of every version of every model, of one model, or of one version.
+
+        Loads nothing: a version that is not loaded reports what it served while it was.
 
         Raises:
             NotFoundError: no such model or version (with ``version``: also 503 when not ready).
@@ -334,7 +355,8 @@ class DataPlane:
         if name is None:
             entries = list(self.manager.entries())
         elif version is not None:
-            return {"model_stats": [self.model(name, version).statistics.as_dict()]}
+            slot = self.manager.slot(name, parse_version(version))
+            return {"model_stats": [slot.statistics.as_dict()]}
         else:
             entries = [self.manager.entry(name)]
         rows = [v.statistics.as_dict() for e in entries for _, v in sorted(e.versions.items())]
@@ -395,7 +417,7 @@ def _not_text_model(name: str) -> UnprocessableError:
     )
 
 
-def _ready_version(entry: ModelEntry, version: int | None) -> ModelVersion | None:
+def _ready_version(entry: ModelEntry, version: int | None) -> VersionSlot | None:
     if entry.state is not ModelState.READY:
         return None
     return entry.latest if version is None else entry.versions.get(version)

@@ -24,8 +24,8 @@ from app.store.repository import ModelSpec, spec_from_document
 
 __all__ = ["LOAD_CONFIG_KEYS", "apply_load_config", "load_config_parameter"]
 
-# model.json keys that are not ModelSpec fields but that the server reads (batching, classification)
-_EXTRA_KEYS = ("batch_delay_ms", "dynamic_batching", "labels")
+# model.json keys that are not ModelSpec fields but that the server reads (batching, classification, warm-up)
+_EXTRA_KEYS = ("batch_delay_ms", "dynamic_batching", "labels", "model_warmup")
 _TRITON_KEYS = ("instance_group", "name")
 LOAD_CONFIG_KEYS = tuple(sorted({*ModelSpec.model_fields, *_EXTRA_KEYS, *_TRITON_KEYS}))
 """The keys a load's ``config`` may give."""

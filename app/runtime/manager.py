@@ -24,9 +24,9 @@ Version policy (memory stays bounded however many versions the repository holds)
   appears on disk);
 - a (re)load also loads the ``MININN_MAX_OLDER_VERSIONS`` (default 1) next
   newest versions, which count as named;
-- an older version is loaded when a request names it (that request waits for
-  the load), and stays loaded while it is among the
-  ``MININN_MAX_OLDER_VERSIONS`` most recently named older versions;
+- an older version is loaded when a request names it, and stays loaded while
+  it is among the ``MININN_MAX_OLDER_VERSIONS`` most recently named older
+  versions;
 - when a new newest version arrives, every older version that no request has
   named (the previous newest included) is unloaded. An unloaded version's
   memory goes when the last request holding it finishes.
@@ -41,6 +41,15 @@ upload within the poll interval plus one load. A model unloaded by request is
 left alone until it is loaded again (load and unload concern the worker that
 answers).
 
+Loading a version on request (:meth:`ModelManager.load_version`). A version is
+loaded, loading, or not loaded (``VersionSlot.state``). A request that names a
+version that is not loaded starts its load on a worker thread and awaits it;
+requests for it that arrive meanwhile await the same load, and every other
+request goes on being served. A request that goes away leaves the load running
+for the others. Readiness (:meth:`ModelManager.version`) and statistics never
+load anything: a version that is loading or not loaded is not ready, as in
+Triton.
+
 States follow Triton's repository extension: ``READY``, ``LOADING``,
 ``UNLOADING``, ``UNAVAILABLE``.
 """
@@ -49,15 +58,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import functools
 import logging
-import shutil
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from app.errors import (
@@ -68,23 +73,21 @@ from app.errors import (
     unknown_model_error,
 )
 from app.runtime.metrics import Metrics
+from app.runtime.model_writes import ModelWrites
 from app.runtime.versions import (
     LoadError,
     ModelVersion,
     UnloadedVersions,
     VersionLoader,
     VersionSlot,
-    assemble,
     check_spec,
 )
 from app.settings import Settings
 from app.store.repository import (
-    SPEC_FILE,
     DiskState,
     FileIdentity,
     ModelRepository,
     ModelSpec,
-    is_model_file_name,
     validate_model_name,
 )
 
@@ -100,6 +103,26 @@ __all__ = [
 ]
 
 logger = logging.getLogger("app.models")
+
+
+def _not_loaded(slot: VersionSlot) -> ServiceUnavailableError:
+    """503 for a version of a ready model that is loading or not loaded."""
+    name, version = slot.name, slot.version
+    if slot.loading is not None:
+        return ServiceUnavailableError(
+            f"model '{name}' version {version} is not ready: loading", retry_after=1
+        )
+    failed = f"; its last load failed: {slot.failure}" if slot.failure else ""
+    return ServiceUnavailableError(
+        f"model '{name}' version {version} is not ready: not loaded (a request for it, such as "
+        f"POST /v2/models/{name}/versions/{version}/infer, loads it){failed}"
+    )
+
+
+def _retrieve_outcome(load: asyncio.Future[Any]) -> None:
+    """Mark a shared load's failure as seen: every request that awaited it may have gone."""
+    if not load.cancelled():
+        load.exception()
 
 
 class NoVersionYetError(LoadError):
@@ -160,7 +183,7 @@ class Publication:
     reason: str
 
 
-class ModelManager:
+class ModelManager(ModelWrites):
     """The models of one service instance.
 
     Args:
@@ -293,12 +316,12 @@ class ModelManager:
                 f"or put them in {name}/1/weights.safetensors in the repository"
             )
         slots = {number: self._new_slot(name, spec, number, source) for number, source in disk.versions}
-        for number in sorted(slots)[-(1 + self.settings.max_older_versions) :]:
+        for number in sorted(slots, reverse=True)[: 1 + self.settings.max_older_versions]:  # newest first
             self._load_slot(slots[number])
         return slots
 
     def _new_slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
-        return self.loader.slot(name, spec, version, source, self._load_on_use)
+        return self.loader.slot(name, spec, version, source)
 
     def prepare(self, name: str, spec: ModelSpec, servable: Any, where: str = "new version") -> None:
         """:meth:`VersionLoader.prepare <app.runtime.versions.VersionLoader.prepare>` (blocking)."""
@@ -320,17 +343,34 @@ class ModelManager:
                 slot.loaded = loaded
             return slot.loaded
 
-    def _load_on_use(self, slot: VersionSlot) -> ModelVersion:
-        """How a slot loads itself when a request or a caller needs its weights."""
+    async def _load_shared(self, slot: VersionSlot) -> ModelVersion:
+        """Await ``slot``'s load, starting it unless one is running (requests share one load).
+
+        The waiting request may be cancelled (its client left); the load goes on for the others.
+
+        Raises:
+            UnprocessableError: the load failed; the message names the step.
+        """
+        if slot.loading is None:
+            slot.loading = asyncio.ensure_future(self._load_off_the_loop(slot))
+            slot.loading.add_done_callback(_retrieve_outcome)
+        return await asyncio.shield(slot.loading)
+
+    async def _load_off_the_loop(self, slot: VersionSlot) -> ModelVersion:
         try:
-            loaded = self._load_slot(slot)
+            loaded = await asyncio.to_thread(self._load_slot, slot)
         except (LoadError, ServiceError) as exc:
-            reason = exc.message if isinstance(exc, ServiceError) else str(exc)
-            message = f"failed to load '{slot.name}' version {slot.version}: {reason}"
-            raise UnprocessableError(message) from None
+            slot.failure = exc.message if isinstance(exc, ServiceError) else str(exc)
+            logger.error("model %s version %d failed to load: %s", slot.name, slot.version, slot.failure)
+            raise UnprocessableError(
+                f"failed to load '{slot.name}' version {slot.version}: {slot.failure}"
+            ) from None
+        finally:
+            slot.loading = None
+        slot.failure = ""
         entry = self._entries.get(slot.name)
-        if entry is not None and entry.versions.get(slot.version) is slot:
-            self._mark_requested(entry, slot.version)
+        if entry is None or entry.versions.get(slot.version) is not slot:
+            self._unload_slot(slot)  # replaced while it loaded: its waiting requests finish on it
         return loaded
 
     # -- swapping ----------------------------------------------------------
@@ -402,101 +442,19 @@ class ModelManager:
             self._install(entry, {**entry.versions, number: slot})
             return Publication(number, True, entry.state, entry.reason)
 
-    async def put_spec(self, name: str, text: bytes, spec: ModelSpec) -> tuple[bool, ModelEntry, str]:
-        """Create or replace ``model.json`` and reload the model from it in this process.
-
-        The architecture is built with the config first (:func:`check_spec`);
-        then the file is written atomically and the model reloaded, unless it
-        was unloaded by request. A reload that fails (the weights no longer fit)
-        keeps a ready model serving its previous versions.
-
-        Returns:
-            Whether the model is new, its entry, and the reload's error ("" if none).
-
-        Raises:
-            BadRequestError: invalid name.
-            UnprocessableError: unknown architecture or bad config (the body lists
-                ``architectures`` or ``accepted_keys``).
-        """
-        validate_model_name(name)
-        await asyncio.to_thread(check_spec, spec, self.repository.model_dir(name))
-        async with self._lock(name):
-            created = await asyncio.to_thread(self.repository.write_spec, name, text)
-            logger.info("model %s: model.json %s", name, "created" if created else "replaced")
-            error = ""
-            entry = self._entries.get(name)
-            if entry is None or not entry.unloaded:
-                try:
-                    await self._load_locked(name, None)
-                except UnprocessableError as exc:
-                    error = exc.message
-        return created, self.entry(name), error
-
-    async def put_file(self, name: str, filename: str, data: bytes) -> tuple[bool, ModelEntry | None, str]:
-        """Create or replace a code or data file of the model (arrived over HTTP), then reload it.
-
-        A ``.py`` file of a model whose ``model.json`` names a ``module`` is checked first
-        (:func:`~app.runtime.versions.assemble` on a copy of the folder with the new file and
-        the newest version), and refused, with nothing changed, when it does not serve.
-
-        Returns:
-            Whether the file is new, the model's entry (None while it has no ``model.json``),
-            and the reload's error ("" if none).
-
-        Raises:
-            BadRequestError: invalid model or file name.
-            UnprocessableError: the code does not serve; the message says why.
-        """
-        validate_model_name(name)
-        async with self._lock(name):
-            if filename.endswith(".py"):
-                await asyncio.to_thread(self._check_code, name, filename, data)
-            write = functools.partial(self.repository.write_file, from_http=True)
-            created = await asyncio.to_thread(write, name, filename, data)
-            logger.info("model %s: %s %s", name, filename, "created" if created else "replaced")
-            error = ""
-            entry = self._entries.get(name)
-            has_spec = (self.repository.model_dir(name) / SPEC_FILE).is_file()
-            if has_spec and (entry is None or not entry.unloaded):
-                try:
-                    await self._load_locked(name, None)
-                except UnprocessableError as exc:
-                    error = exc.message
-        return created, (self.entry(name) if has_spec else None), error
-
-    def _check_code(self, name: str, filename: str, data: bytes) -> None:
-        """Compile the file; when the model is code, build, load and warm it up with the file in place."""
-        folder = self.repository.model_dir(name)
-        try:
-            compile(data, filename, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-            raise UnprocessableError(f"the uploaded {filename}{line} is not valid Python: {exc}") from None
-        try:
-            spec = self.repository.read_spec(name)
-        except ServiceError:
-            return  # no model.json yet: the code is checked when one names it
-        if spec.module is None:
+    async def _serve_checked(self, name: str, slots: dict[int, VersionSlot] | None) -> None:
+        """Serve the slots loaded by :meth:`_check_spec_loads` after ``model.json`` was written."""
+        if slots is None:  # no version yet: the model waits for its first
+            await self._load_locked(name, None)
             return
-        versions = self.repository.versions(name)
-        weights = self.repository.weights_path(name, versions[-1]) if versions else None
-        device, dtype = self.loader.placement(spec)
-        with tempfile.TemporaryDirectory(prefix="mininn-code-check-") as scratch:
-            copy = Path(scratch)
-            for path in folder.iterdir():
-                if path.is_file() and (path.suffix == ".py" or path.name == SPEC_FILE):
-                    shutil.copyfile(path, copy / path.name)
-                elif path.is_file() and is_model_file_name(path.name):
-                    (copy / path.name).symlink_to(path)
-                elif path.is_dir() and is_model_file_name(path.name):  # a code package, not a version
-                    shutil.copytree(path, copy / path.name)
-            (copy / filename).write_bytes(data)
-            try:
-                assemble(spec, copy, weights, device, dtype, f"with the uploaded {filename}")
-            except LoadError as exc:
-                raise UnprocessableError(
-                    f"the uploaded {filename} does not serve, nothing changed: {exc}"
-                ) from None
+        entry = self._entries.setdefault(name, ModelEntry(name))
+        entry.unloaded = False
+        entry.disk = await asyncio.to_thread(self.repository.disk_state, name)
+        newest = max(slots)
+        for number, slot in slots.items():  # the older versions loaded count as named
+            if slot.loaded is not None and number != newest:
+                entry.requested[number] = None
+        self._install(entry, slots)
 
     async def remove_version(self, name: str, version: int) -> ModelEntry:
         """Delete ``version`` from the repository and stop serving it.
@@ -636,16 +594,12 @@ class ModelManager:
         """Whether ``name`` is loaded or was tried (cheap; for metric labels)."""
         return name in self._entries
 
-    def version(self, name: str, version: int | None = None) -> ModelVersion:
-        """The loaded version to serve: ``version``, or the highest when None.
-
-        An older version that is not loaded is loaded now (see the version
-        policy); the caller waits for the load.
+    def slot(self, name: str, version: int | None = None) -> VersionSlot:
+        """The slot of ``version`` (None: the highest) of a ready model, loaded or not; loads nothing.
 
         Raises:
             NotFoundError: unknown model, or a version it does not have.
             ServiceUnavailableError: the model is not ready (503 with the reason).
-            UnprocessableError: the named version fails to load.
         """
         entry = self.entry(name)
         if entry.state is not ModelState.READY:
@@ -655,13 +609,45 @@ class ModelManager:
                 f"model '{name}' is not ready: {entry.state.value.lower()}{detail}", retry_after=retry
             )
         if version is None:
-            return entry.latest.load()  # type: ignore[union-attr] - READY implies a loaded newest
+            return entry.latest  # type: ignore[return-value] - READY implies a newest version
         slot = entry.versions.get(version)
         if slot is None:
             known = ", ".join(str(v) for v in sorted(entry.versions))
             raise NotFoundError(f"model '{name}' has no version {version}; its versions are {known}")
-        loaded = slot.load()
-        self._mark_requested(entry, version)
+        return slot
+
+    def version(self, name: str, version: int | None = None) -> ModelVersion:
+        """The loaded version ``version`` (None: the highest); loads nothing (readiness asks this).
+
+        Raises:
+            NotFoundError: unknown model, or a version it does not have.
+            ServiceUnavailableError: the model is not ready, or the version is loading or
+                not loaded (503 with which).
+        """
+        slot = self.slot(name, version)
+        loaded = slot.loaded
+        if loaded is None:
+            raise _not_loaded(slot)
+        return loaded
+
+    async def load_version(self, name: str, version: int | None = None) -> ModelVersion:
+        """The version a request names (None: the highest), loading it first if it is not loaded.
+
+        The load runs on a worker thread, and concurrent requests for the version
+        share it (see the version policy); the event loop keeps serving meanwhile.
+
+        Raises:
+            NotFoundError: unknown model, or a version it does not have.
+            ServiceUnavailableError: the model is not ready (503 with the reason).
+            UnprocessableError: the named version fails to load.
+        """
+        slot = self.slot(name, version)
+        loaded = slot.loaded
+        if loaded is None:
+            loaded = await self._load_shared(slot)
+        entry = self._entries.get(name)
+        if version is not None and entry is not None and entry.versions.get(version) is slot:
+            self._mark_requested(entry, version)
         return loaded
 
     def _mark_requested(self, entry: ModelEntry, version: int) -> None:

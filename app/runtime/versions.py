@@ -2,24 +2,25 @@
 
 :class:`ModelVersion` is one loaded, warmed-up version: the object a request
 takes when it starts and keeps to its end. :class:`VersionSlot` is one version
-of the repository as this process knows it, loaded or not: listings and
-statistics read slots without loading anything; ``slot.loaded`` is the
-:class:`ModelVersion` while the version is loaded, and the manager drops it
-to unload the version (requests holding it finish first; its memory goes
-with the last of them). A slot offers the same attributes as a
-:class:`ModelVersion`; those that need the weights (``servable``, ``runner``,
-``module``) load the version on first use.
+of the repository as this process knows it: loaded, loading, or not loaded.
+Listings, readiness and statistics read slots and never load anything;
+``slot.loaded`` is the :class:`ModelVersion` while the version is loaded, and
+the manager drops it to unload the version (requests holding it finish first;
+its memory goes with the last of them). Loading is always explicit and off the
+event loop (:mod:`app.runtime.manager`).
 
 :class:`VersionLoader` loads a version: build the servable from ``model.json``
 (``models.servable``), load the version's weights strictly, move the module to
 its device and dtype (``model.json`` may override ``MININN_DEVICE`` /
-``MININN_DTYPE``), ``eval()``, and run one warm-up forward on the servable's
-example inputs. A failed step raises :class:`LoadError` naming the step.
+``MININN_DTYPE``), ``eval()``, and run the warm-up forwards: on the servable's
+example inputs, or on the samples of ``model.json``'s ``model_warmup``
+(:mod:`app.runtime.warmup`). A failed step raises :class:`LoadError` naming the step.
 :class:`UnloadedVersions` makes sure an unloaded version's memory really goes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 import functools
@@ -28,7 +29,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from app.runtime.labels import check_labels_key, read_labels
 from app.runtime.metrics import Metrics
 from app.runtime.runner import ModelRunner
 from app.runtime.statistics import InferenceStatistics
+from app.runtime.warmup import WARMUP_KEY, WarmupBatch, warmup_batches, warmup_hint, warmup_samples
 from app.settings import Settings
 from app.store.key_report import added_prefix, prefix_advice
 from app.store.repository import FileIdentity, ModelRepository, ModelSpec, file_identity
@@ -121,11 +123,6 @@ class ModelVersion:
         return self.servable.module
 
     @property
-    def generator(self) -> Any:
-        """The ``TextGenerator`` of a text-generation model (``models.causal_lm``), else None."""
-        return getattr(self.servable, "generator", None)
-
-    @property
     def inputs(self) -> list[Any]:
         """The input ``TensorSpec`` list."""
         return list(self.servable.inputs)
@@ -147,7 +144,11 @@ class ModelVersion:
 
 
 class VersionSlot:
-    """One version of a model on disk, loaded (``loaded``) or not.
+    """One version of a model on disk: loaded, loading, or not loaded.
+
+    A slot never loads anything itself: the manager loads it off the event loop
+    (:meth:`ModelManager.load_version <app.runtime.manager.ModelManager.load_version>`),
+    and reading a slot (its state, statistics, inputs and outputs) is always cheap.
 
     Args:
         name: the model's name.
@@ -157,8 +158,12 @@ class VersionSlot:
         device: the device it loads onto.
         dtype: its floating dtype name.
         max_batch_size: largest batch per request (0: not batched).
-        loader: loads the version (``loader(slot) -> ModelVersion``, blocking),
-            for attributes that need the weights.
+
+    Attributes:
+        loaded: the :class:`ModelVersion` while the version is loaded, else None.
+        loading: the load in progress (an ``asyncio`` future every request for the
+            version awaits), else None.
+        failure: why its last load failed ("" when it did not).
     """
 
     def __init__(
@@ -170,39 +175,25 @@ class VersionSlot:
         device: str,
         dtype: str,
         max_batch_size: int,
-        loader: Callable[[VersionSlot], ModelVersion],
     ) -> None:
         self.name, self.version, self.spec, self.source = name, version, spec, source
         self.device, self.dtype, self.max_batch_size = device, dtype, max_batch_size
         self.statistics = InferenceStatistics(name, version)
         self.loaded: ModelVersion | None = None
-        self.lock = threading.Lock()  # one load at a time
-        self._loader = loader
+        self.loading: asyncio.Future[ModelVersion] | None = None
+        self.failure = ""
+        self.lock = threading.Lock()  # one load at a time, whichever thread runs it
         self._signature: Any = None
 
     def __repr__(self) -> str:
-        state = "loaded" if self.loaded is not None else "not loaded"
-        return f"VersionSlot({self.name!r}, version={self.version}, {state})"
-
-    def load(self) -> ModelVersion:
-        """The loaded version, loading it now if needed (blocking)."""
-        loaded = self.loaded
-        return loaded if loaded is not None else self._loader(self)
+        return f"VersionSlot({self.name!r}, version={self.version}, {self.state})"
 
     @property
-    def servable(self) -> Any:
-        """The servable (loads the version)."""
-        return self.load().servable
-
-    @property
-    def runner(self) -> ModelRunner:
-        """The runner (loads the version)."""
-        return self.load().runner
-
-    @property
-    def module(self) -> mininn.nn.Module:
-        """The mininn module (loads the version)."""
-        return self.load().module
+    def state(self) -> str:
+        """``"loaded"``, ``"loading"`` or ``"not loaded"``."""
+        if self.loaded is not None:
+            return "loaded"
+        return "loading" if self.loading is not None else "not loaded"
 
     @property
     def load_seconds(self) -> float:
@@ -243,23 +234,14 @@ class VersionLoader:
     ) -> None:
         self.repository, self.settings, self.executor, self.metrics = repository, settings, executor, metrics
 
-    def slot(
-        self,
-        name: str,
-        spec: ModelSpec,
-        version: int,
-        source: FileIdentity | None,
-        loader: Callable[[VersionSlot], ModelVersion],
-    ) -> VersionSlot:
-        """A not-yet-loaded slot for ``version``, loading itself through ``loader``."""
+    def slot(self, name: str, spec: ModelSpec, version: int, source: FileIdentity | None) -> VersionSlot:
+        """A not-yet-loaded slot for ``version``."""
         device, dtype = self.placement(spec)
         try:
             batchable = spec.module is not None or models.get_architecture(spec.architecture).batchable
         except models.ArchitectureError:
             batchable = False  # it fails to load anyway, with the reason
-        return VersionSlot(
-            name, version, spec, source, device, dtype, self.batch_limit(spec, batchable), loader
-        )
+        return VersionSlot(name, version, spec, source, device, dtype, self.batch_limit(spec, batchable))
 
     def load(
         self, name: str, spec: ModelSpec, version: int, statistics: InferenceStatistics | None = None
@@ -287,7 +269,7 @@ class VersionLoader:
             LoadError: a step failed; the message names it.
         """
         device, dtype = self.placement(spec)
-        prepare_servable(servable, device, dtype, where)
+        prepare_servable(servable, device, dtype, where, spec)
         self.labels(name, spec, servable, where)
         logger.debug("model %s %s prepared on %s/%s", name, where, device, dtype)
 
@@ -437,7 +419,7 @@ def assemble(
         with _step(f"{where}: loading the state dict"):
             _load_strict(servable.module, weights, strip_fix)
         del weights
-    prepare_servable(servable, device, dtype, where)
+    prepare_servable(servable, device, dtype, where, spec)
     return servable
 
 
@@ -451,17 +433,37 @@ def _load_strict(module: Any, state_dict: Mapping[str, Any], strip_fix: str) -> 
     module.load_state_dict(state_dict, strict=True)
 
 
-def prepare_servable(servable: models.Servable, device: str, dtype: str, where: str) -> None:
-    """Move a servable to ``device`` / ``dtype``, ``eval()`` it, and run the warm-up forward.
+def prepare_servable(
+    servable: models.Servable, device: str, dtype: str, where: str, spec: ModelSpec | None = None
+) -> None:
+    """Move a servable to ``device`` / ``dtype``, ``eval()`` it, and run the warm-up forwards.
+
+    The warm-up runs on the example inputs, or on the samples of ``spec``'s ``model_warmup``
+    (:mod:`app.runtime.warmup`).
 
     Raises:
-        LoadError: a step failed; the message starts with ``where`` and names the step.
+        LoadError: a step failed; the message starts with ``where`` and names the step; a
+            failed warm-up names the shapes it ran on and how to give others.
     """
     with _step(f"{where}: moving the module to {device} / {dtype}"):
         servable.module.to(device, getattr(mininn, dtype))
         servable.module.eval()
-    with _step(f"{where}: warm-up forward on the example inputs"), mininn.no_grad():
-        servable.predict(servable.example_inputs(1))
+    batched = servable.batchable and (spec is None or spec.max_batch_size != 0)
+    with _step(f"{where}: reading model.json's {WARMUP_KEY}"):
+        batches = warmup_batches(spec, servable, batched) if spec is not None else [
+            WarmupBatch("the example inputs", dict(servable.example_inputs(1)))
+        ]
+    for batch in batches:
+        try:
+            with mininn.no_grad():
+                for _ in range(batch.count):
+                    servable.predict(batch.inputs)
+        except Exception as exc:  # any failure of user-supplied code
+            logger.debug("warm-up failed: %s", where, exc_info=exc)
+            hint = warmup_hint(spec, servable, batched) if spec is not None else ""
+            raise LoadError(
+                f"{where}: warm-up forward on {batch.label} ({batch.shapes}): {_describe(exc)}{hint}"
+            ) from exc
 
 
 def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:
@@ -520,6 +522,7 @@ def check_spec(spec: ModelSpec, folder: Path | None = None) -> None:
             config it refuses (``details["accepted_keys"]``), or code that fails.
     """
     check_labels_key(spec)
+    warmup_samples(spec)
     if spec.module is not None:
         try:
             build_servable(spec, folder if folder is not None else Path("."))

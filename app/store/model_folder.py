@@ -4,7 +4,8 @@
 
     mininn-serve add-model my-net --code net.py:Net --init '{"num_classes": 10}' \\
         --weights net.pt --input image:FP32:-1,3,32,32 [--output logits:FP32:-1,10] \\
-        [--key model_state_dict] [--strip-prefix module.] [--max-batch-size 32] [--repository DIR]
+        [--key model_state_dict] [--strip-prefix module.] [--warmup-shape image:3,64,64] \\
+        [--max-batch-size 32] [--repository DIR]
     mininn-serve add-model my-net --check [--repository DIR]
 
 Adding builds the module from the code (``torch`` answered by mininn, as the
@@ -114,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
                         "--input needed, and the tokenizer.json beside the code file (if any) is copied")
     parser.add_argument("--context-length", type=int,
                         help="a language model's longest sequence (default: its block_size)")
+    parser.add_argument("--warmup-shape", action="append", default=[], metavar="NAME:DIMS",
+                        help="the size of an input's any-size (-1) dimensions for the warm-up forward, "
+                        "e.g. mfcc:40,100: its dims without the batch dimension (with --max-batch-size 0, "
+                        "the whole shape), as model.json's model_warmup (default: each -1 at 1)")
     parser.add_argument("--max-batch-size", type=int, help="largest batch per request (0: no batching)")
     parser.add_argument("--description", default="", help="one line for listings")
     parser.add_argument("--repository", help="the model repository, created if missing (default: the "
@@ -232,6 +237,9 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[Path, ModelSpec, dict[str
         document["inputs"] = [_tensor_arg(text, "--input") for text in args.input]
     if args.output:
         document["outputs"] = [_tensor_arg(text, "--output") for text in args.output]
+    if args.warmup_shape:
+        inputs = dict(_warmup_arg(text) for text in args.warmup_shape)
+        document["model_warmup"] = [{"name": "--warmup-shape", "batch_size": 1, "inputs": inputs}]
     if args.max_batch_size is not None:
         document["max_batch_size"] = args.max_batch_size
     if args.description:
@@ -252,6 +260,20 @@ def _tensor_arg(text: str, option: str) -> dict[str, Any]:
     if name or option == "--output":
         entry = {"name": name, **entry}
     return entry
+
+
+def _warmup_arg(text: str) -> tuple[str, dict[str, Any]]:
+    name, _, dims_text = text.partition(":")
+    try:
+        dims = [int(d) for d in dims_text.split(",")]
+    except ValueError:
+        dims = []
+    if not name or not dims or min(dims) < 1:
+        raise FolderError(
+            f"--warmup-shape {text!r}: expected NAME:DIMS, positive sizes without the batch dimension, "
+            "e.g. mfcc:40,100"
+        )
+    return name, {"dims": dims}
 
 
 def _assemble(spec: ModelSpec, folder: Path, weights: Path | Mapping[str, Any] | None,

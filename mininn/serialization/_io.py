@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import mmap
 import os
 import secrets
 from collections.abc import Iterator
@@ -25,8 +24,6 @@ from mininn.serialization._errors import CheckpointError
 
 __all__ = ["FileLike", "Source", "atomic_path", "byte_view", "empty_array", "is_path", "open_source"]
 
-_PREFAULT_BYTES = 1 << 20  # arrays this large are allocated with their pages already mapped
-_MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux only
 
 FileLike = Union[str, "os.PathLike[str]", BinaryIO]
 
@@ -122,16 +119,13 @@ def _read_all(f: BinaryIO) -> bytes:
 def empty_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A new writable array to read tensor bytes into.
 
-    Large arrays come from an anonymous ``MAP_POPULATE`` mapping: the kernel
-    maps all their pages at once instead of faulting them in one by one as
-    the read fills them, which is most of the cost of loading from the page
-    cache. The memory is private to the array and freed with it.
+    Its pages are left unmapped: the read that fills them faults them in with
+    the GIL released. (Pre-faulting them with an anonymous ``MAP_POPULATE``
+    mapping was no faster, and CPython's ``mmap`` holds the GIL while the kernel
+    populates the mapping: 50-140 ms per 64 MB tensor during which no other
+    thread, such as a server's event loop while a model loads, could run.)
     """
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if nbytes < _PREFAULT_BYTES or not _MAP_POPULATE:
-        return np.empty(shape, dtype=dtype)
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_POPULATE
-    return np.frombuffer(mmap.mmap(-1, nbytes, flags=flags), dtype=dtype).reshape(shape)
+    return np.empty(shape, dtype=dtype)
 
 
 def byte_view(array: np.ndarray) -> memoryview:

@@ -120,8 +120,8 @@ def client(repository: Path) -> Iterator[TestClient]:
 
 def served_modules(client: TestClient, name: str) -> list[Any]:
     """Every module of every loaded version of model ``name``."""
-    versions = client.app.state.service.manager.entry(name).versions.values()
-    return [m for version in versions for m in version.module.modules()]
+    slots = client.app.state.service.manager.entry(name).versions.values()
+    return [m for slot in slots if slot.loaded is not None for m in slot.loaded.module.modules()]
 
 
 def no_hooks_left(client: TestClient) -> bool:

@@ -108,22 +108,24 @@ def test_a_stored_npz_version_downloads_as_safetensors_and_npz(keyed: TestClient
     assert same.content == (folder / "weights.npz").read_bytes()
 
 
-def test_a_model_json_that_no_longer_fits_the_weights_keeps_the_model_serving(
+def test_a_model_json_for_other_weights_is_served_once_the_versions_it_does_not_fit_are_deleted(
     keyed: TestClient, repository: Path
 ) -> None:
     wider = {"architecture": "mlp", "config": {**MLP_CONFIG, "hidden_sizes": [16]}}
-    response = keyed.put("/v2/repository/models/mlp", json=wider, headers=AUTH)
-    assert response.status_code == 200
-    document = response.json()
-    assert (document["created"], document["state"]) == (False, "READY")
-    assert document["load_error"].startswith(
-        "failed to load 'mlp': version 1: loading the state dict: "
-    )
-    assert json.loads((repository / "mlp" / "model.json").read_text()) == wider
+    refused = keyed.put("/v2/repository/models/mlp", json=wider, headers=AUTH)
+    assert refused.status_code == 422
+    assert "DELETE /v2/models/mlp/versions/{v}; its versions: 1, 2" in refused.json()["error"]
     x = np.ones((1, 4), np.float32)
     body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 1, 1, 1]}]}
     served = keyed.post("/v2/models/mlp/infer", json=body).json()["outputs"][0]["data"]
     np.testing.assert_allclose(served, numpy_mlp(mlp_weights(2), x)[0], rtol=1e-5)
+    for version in (2, 1):
+        assert keyed.delete(f"/v2/models/mlp/versions/{version}", headers=AUTH).status_code == 200
+    response = keyed.put("/v2/repository/models/mlp", json=wider, headers=AUTH)
+    assert response.status_code == 200
+    document = response.json()
+    assert (document["created"], document["state"]) == (False, "UNAVAILABLE")
+    assert json.loads((repository / "mlp" / "model.json").read_text()) == wider
     # weights that fit the new model.json: the upload checks against it and serves it
     rng = np.random.default_rng(72)
     fitting = {

@@ -132,8 +132,8 @@ def test_a_model_without_context_length_is_unavailable_with_the_reason(served: t
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("broken", "warm-up forward on the example inputs: model.py:BrokenGPT: forward gave logits float32 "
-                   "[1, 64] for input_ids [1, 2]"),
+        ("broken", "warm-up forward on the example inputs (input_ids [1, 2]): model.py:BrokenGPT: forward "
+                   "gave logits float32 [1, 64] for input_ids [1, 2]"),
         ("bad-tokenizer", "cannot read tokenizer.json"),
     ],
 )

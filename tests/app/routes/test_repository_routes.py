@@ -4,9 +4,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from _app_support import MLP_CONFIG, mlp_weights, write_model
+from _spotter_support import ANY_LENGTH, FIXED_LENGTH, SPOTTER_CODE, spotter_weights, write_spotter
 from fastapi.testclient import TestClient
+from safetensors.numpy import save as safetensors_bytes
 
 KEY = {"Authorization": "Bearer write-key"}
 
@@ -155,8 +158,8 @@ def test_load_errors(client: TestClient) -> None:
             400,
             "failed to load 'mlp': load parameter 'config' has unknown keys input, platform; accepted keys: "
             "architecture, batch_delay_ms, config, context_length, description, device, dtype, "
-            "dynamic_batching, init, inputs, instance_group, labels, max_batch_size, module, name, outputs, "
-            "task",
+            "dynamic_batching, init, inputs, instance_group, labels, max_batch_size, model_warmup, module, "
+            "name, outputs, task",
         ),
         (
             "mlp",
@@ -209,3 +212,99 @@ def test_unload_unknown_model_is_404(client: TestClient) -> None:
         404,
         "Request for unknown model: 'ghost' is not found; available models: broken, mlp, mlp-spare",
     )
+
+
+def _mlp_body() -> dict[str, Any]:
+    return {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
+
+
+def test_a_model_json_the_newest_weights_do_not_fit_is_refused_and_changes_nothing(
+    client: TestClient, repository: Path
+) -> None:
+    manager = client.app.state.service.manager
+    on_disk = (repository / "mlp" / "model.json").read_bytes()
+    served, slots = manager.version("mlp"), manager.entry("mlp").versions
+    wider = {"architecture": "mlp", "config": {**MLP_CONFIG, "hidden_sizes": [16]}}
+    response = client.put("/v2/repository/models/mlp", json=wider, headers=KEY)
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith(
+        "model.json refused, nothing changed: version 2: loading the state dict: "
+        "Error(s) in loading state_dict for MLP:\n\tsize mismatch for 0.weight:"
+    )
+    assert message.endswith(
+        ". A model.json for other weights needs a model name of its own, or the versions it does not fit "
+        "deleted first (DELETE /v2/models/mlp/versions/{v}; its versions: 1, 2)"
+    )
+    assert (repository / "mlp" / "model.json").read_bytes() == on_disk
+    assert manager.version("mlp") is served and manager.entry("mlp").versions is slots
+    assert client.post("/v2/models/mlp/infer", json=_mlp_body()).json()["model_version"] == "2"
+
+
+def test_a_model_json_that_fails_its_warm_up_is_refused_and_still_serves_after_a_restart(
+    tmp_path: Path, client_factory: Any
+) -> None:
+    repository = tmp_path / "spotters"
+    write_spotter(repository, "kws", FIXED_LENGTH)
+    on_disk = (repository / "kws" / "model.json").read_bytes()
+    client = client_factory(model_repository=repository, api_key="write-key")
+    response = client.put("/v2/repository/models/kws", json=ANY_LENGTH, headers=KEY)
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith("model.json refused, nothing changed: version 1: warm-up forward")
+    assert "max_pool1d() Invalid computed output size: 0" in message
+    assert (repository / "kws" / "model.json").read_bytes() == on_disk
+    assert client.get("/v2/models/kws").json()["inputs"][0]["shape"] == [-1, 40, 16]
+    restarted = client_factory(model_repository=repository, api_key="write-key")
+    assert restarted.get("/v2/models/kws/ready").json() == {"name": "kws", "ready": True}
+
+
+def test_a_new_model_json_without_versions_is_warmed_up_on_its_initial_weights(
+    tmp_path: Path, client_factory: Any
+) -> None:
+    repository = tmp_path / "spotters"
+    folder = write_spotter(repository, "kws", FIXED_LENGTH, versions=0)
+    (folder / "model.json").unlink()
+    client = client_factory(model_repository=repository, api_key="write-key")
+    refused = client.put("/v2/repository/models/kws", json=ANY_LENGTH, headers=KEY)
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith(
+        "model.json refused, nothing changed: no version yet, on its initial weights: warm-up forward"
+    )
+    assert "DELETE" not in refused.json()["error"]
+    assert not (folder / "model.json").exists()
+    created = client.put("/v2/repository/models/kws", json=FIXED_LENGTH, headers=KEY)
+    assert (created.status_code, created.json()["state"]) == (201, "UNAVAILABLE")
+    assert created.json()["reason"].startswith("waiting for its first version")
+    assert json.loads((folder / "model.json").read_text()) == FIXED_LENGTH
+
+
+def test_a_model_json_with_model_warmup_serves_every_length_as_torch_does(
+    tmp_path: Path, client_factory: Any
+) -> None:
+    torch = pytest.importorskip("torch")
+    repository = tmp_path / "spotters"
+    folder = write_spotter(repository, "kws", FIXED_LENGTH)
+    client = client_factory(model_repository=repository, api_key="write-key")
+    warmup = [{"name": "one second", "batch_size": 1, "inputs": {"mfcc": {"dims": [40, 100]}}}]
+    document = {**ANY_LENGTH, "model_warmup": warmup}
+    response = client.put("/v2/repository/models/kws", json=document, headers=KEY)
+    assert (response.status_code, response.json()["state"]) == (200, "READY")
+    assert json.loads((folder / "model.json").read_text())["model_warmup"] == warmup
+    assert client.get("/v2/models/kws/config").json()["model_warmup"] == warmup
+    reference: dict[str, Any] = {}
+    exec(compile(SPOTTER_CODE, "spotter.py", "exec"), reference)  # the user's file, run by real torch
+    module = reference["KeywordSpotter"]().eval()
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in spotter_weights(1).items()})
+    for length in (2, 37, 150):
+        x = np.random.default_rng(length).standard_normal((2, 40, length)).astype(np.float32)
+        tensor = {"name": "mfcc", "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}
+        served = client.post("/v2/models/kws/infer", json={"inputs": [tensor]}).json()["outputs"][0]
+        assert served["shape"] == [2, 4]
+        with torch.no_grad():
+            expected = module(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(np.reshape(served["data"], (2, 4)), expected, rtol=1e-5, atol=1e-6)
+    upload = client.put(
+        "/v2/models/kws/state_dict", content=safetensors_bytes(spotter_weights(2)), headers=KEY
+    )  # the upload's check warms up at the model_warmup size too
+    assert (upload.status_code, upload.json()["model_version"]) == (201, "2")

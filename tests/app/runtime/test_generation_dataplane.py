@@ -55,6 +55,10 @@ def plane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[DataPlane
     GENERATORS.clear()
 
 
+def text_model(plane: DataPlane, name: str) -> Any:
+    return asyncio.run(plane.generation_model(name))
+
+
 async def collect(stream: Any) -> tuple[list[TokenEvent], GenerationResult]:
     items = [item async for item in stream]
     assert isinstance(items[-1], GenerationResult)
@@ -62,18 +66,18 @@ async def collect(stream: Any) -> tuple[list[TokenEvent], GenerationResult]:
 
 
 def test_a_text_version_has_a_running_engine_and_others_have_none(plane: DataPlane) -> None:
-    tiny = plane.generation_model("tiny")
+    tiny = text_model(plane, "tiny")
     assert tiny.engine is not None and tiny.engine.alive
     assert (tiny.engine.max_running, tiny.engine.max_waiting) == (4, 2)
-    assert plane.model("mlp").engine is None
+    assert plane.manager.version("mlp").engine is None
     with pytest.raises(UnprocessableError, match="model 'mlp' is not a text-generation model"):
-        plane.generation_model("mlp")
+        text_model(plane, "mlp")
     with pytest.raises(UnprocessableError, match="not a text-generation model"):
-        plane.encode_prompt(plane.model("mlp"), "hi")
+        plane.encode_prompt(plane.manager.version("mlp"), "hi")
 
 
 def test_generate_from_text_and_from_chat(plane: DataPlane) -> None:
-    tiny = plane.generation_model("tiny")
+    tiny = text_model(plane, "tiny")
     prompt = plane.encode_prompt(tiny, "Hello")
     assert prompt == (256, *b"Hello")
     assert plane.encode_prompt(tiny, "Hello", add_special_tokens=False) == tuple(b"Hello")
@@ -91,7 +95,7 @@ def test_generate_from_text_and_from_chat(plane: DataPlane) -> None:
 
 
 def test_chat_errors_name_the_message(plane: DataPlane) -> None:
-    tiny = plane.generation_model("tiny")
+    tiny = text_model(plane, "tiny")
     with pytest.raises(UnprocessableError, match=r"model 'tiny': messages\[1\] has role 'robot'"):
         plane.encode_chat(tiny, [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}])
 
@@ -99,7 +103,7 @@ def test_chat_errors_name_the_message(plane: DataPlane) -> None:
 def test_a_model_without_tokenizer_takes_token_ids_only(plane: DataPlane, tmp_path: Path) -> None:
     write_model(tmp_path, "tiny-ids", {1: mlp_weights(3)})
     asyncio.run(plane.load("tiny-ids"))
-    model = plane.generation_model("tiny-ids")
+    model = text_model(plane, "tiny-ids")
     with pytest.raises(
         UnprocessableError, match="model 'tiny-ids' has no tokenizer .*send the prompt as token ids"
     ):
@@ -116,7 +120,7 @@ def test_a_model_without_tokenizer_takes_token_ids_only(plane: DataPlane, tmp_pa
 
 
 def test_unload_closes_the_engine_after_its_running_sequences(plane: DataPlane) -> None:
-    tiny = plane.generation_model("tiny")
+    tiny = text_model(plane, "tiny")
     engine = tiny.engine
     assert engine is not None
 
@@ -126,7 +130,7 @@ def test_unload_closes_the_engine_after_its_running_sequences(plane: DataPlane) 
         )
         await plane.unload("tiny")
         with pytest.raises(ServiceUnavailableError, match="model 'tiny' is not ready"):
-            plane.generation_model("tiny")
+            await plane.generation_model("tiny")
         with pytest.raises(ServiceUnavailableError, match="version 1 was unloaded"):
             await plane.generate(tiny, GenerationRequest((1, 2), SamplingParams(max_tokens=3)))
         assert (await collect(stream))[1].completion_tokens == 30  # the running one finished
@@ -140,10 +144,10 @@ def test_unload_closes_the_engine_after_its_running_sequences(plane: DataPlane) 
 
 
 def test_a_new_version_gets_a_new_engine_and_the_old_one_stops(plane: DataPlane, tmp_path: Path) -> None:
-    old = plane.generation_model("tiny").engine
+    old = text_model(plane, "tiny").engine
     write_model(tmp_path, "tiny", {2: mlp_weights(4)})
     asyncio.run(plane.manager.sync_with_repository())
-    new = plane.generation_model("tiny")
+    new = text_model(plane, "tiny")
     assert new.version == 2 and new.engine is not None and new.engine is not old
     assert old is not None
     old.close(wait=10)  # already closed by the swap: this only waits for its thread
@@ -151,7 +155,7 @@ def test_a_new_version_gets_a_new_engine_and_the_old_one_stops(plane: DataPlane,
 
 
 def test_full_engine_is_503_through_the_plane(plane: DataPlane) -> None:
-    tiny = plane.generation_model("tiny")
+    tiny = text_model(plane, "tiny")
 
     async def run() -> None:
         long = SamplingParams(max_tokens=400, ignore_eos=True)

@@ -151,7 +151,8 @@ def test_with_no_older_versions_kept_only_the_newest_stays_loaded(
     write_model(repository, "m", {v: mlp_weights(v) for v in range(1, 4)})
     client = client_factory(model_repository=repository, max_older_versions=0)
     manager = client.app.state.service.manager
-    assert manager.version("m", 1).version == 1
+    body = {"inputs": [{"name": "input", "shape": [1, 4], "datatype": "FP32", "data": [1, 1, 1, 1]}]}
+    assert client.post("/v2/models/m/versions/1/infer", json=body).json()["model_version"] == "1"
     assert [v for v, slot in manager.entry("m").versions.items() if slot.loaded] == [3]
 
 

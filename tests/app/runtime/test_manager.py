@@ -126,7 +126,7 @@ def test_a_failed_reload_keeps_the_previous_versions_serving(manager: ModelManag
     before = manager.version("mlp")
     (repository / "mlp" / "model.json").write_text(json.dumps({"architecture": "nope"}))
     with pytest.raises(
-        UnprocessableError, match="failed to load 'mlp': version 1: building architecture 'nope'"
+        UnprocessableError, match="failed to load 'mlp': version 2: building architecture 'nope'"
     ):
         asyncio.run(manager.load("mlp"))
     assert manager.entry("mlp").state is ModelState.READY
@@ -289,7 +289,7 @@ def test_a_failing_warm_up_keeps_the_model_unavailable(
     asyncio.run(manager.load_all())
     entry = manager.entry("m")
     assert entry.state is ModelState.UNAVAILABLE
-    assert entry.reason == "version 1: warm-up forward on the example inputs: boom in forward"
+    assert entry.reason == "version 1: warm-up forward on the example inputs (x [1, 2]): boom in forward"
     assert manager.metrics.model_load_failures.labels("m")._value.get() == 1
 
 

@@ -220,3 +220,48 @@ def test_a_repository_path_that_is_a_file_is_refused(project: Path, elsewhere: P
     (elsewhere / "repo").write_text("")
     assert main(add(project)[:-2] + ["--repository", "repo"]) == 1
     assert f"the model repository {elsewhere / 'repo'} is a file, not a folder" in capsys.readouterr().err
+
+
+def _spotter(tmp_path: Path) -> list[str]:
+    from _spotter_support import SPOTTER_CODE, spotter_weights
+    from safetensors.numpy import save_file
+
+    (tmp_path / "spotter.py").write_text(SPOTTER_CODE)
+    save_file(spotter_weights(), str(tmp_path / "spotter.safetensors"))
+    return ["kws", "--code", str(tmp_path / "spotter.py") + ":KeywordSpotter", "--weights",
+            str(tmp_path / "spotter.safetensors"), "--input", "mfcc:FP32:-1,40,-1",
+            "--repository", str(tmp_path / "repo")]
+
+
+def test_a_warm_up_at_size_1_that_fails_names_the_shape_and_the_flag(tmp_path: Path, capsys) -> None:
+    assert main(_spotter(tmp_path)) == 1
+    error = capsys.readouterr().err
+    assert "warm-up forward on the example inputs (mfcc [1, 40, 1]): " in error
+    assert "max_pool1d() Invalid computed output size: 0" in error
+    assert "any-size dimensions (-1) warm up at size 1" in error
+    assert "--warmup-shape mfcc:40,100" in error
+    assert not (tmp_path / "repo").exists() or os.listdir(tmp_path / "repo") == []
+
+
+def test_warmup_shape_gives_the_warm_up_its_size_and_goes_into_model_json(tmp_path: Path, capsys) -> None:
+    assert main([*_spotter(tmp_path), "--warmup-shape", "mfcc:40,100"]) == 0
+    document = json.loads((tmp_path / "repo" / "kws" / "model.json").read_text())
+    assert document["model_warmup"] == [
+        {"name": "--warmup-shape", "batch_size": 1, "inputs": {"mfcc": {"dims": [40, 100]}}}
+    ]
+    assert "output output: FP32 [-1, 4]" in capsys.readouterr().out
+    assert main(["kws", "--check", "--repository", str(tmp_path / "repo")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("mfcc:40,zero", "--warmup-shape 'mfcc:40,zero': expected NAME:DIMS"),
+        ("mfcc:1,40,100", "mfcc.dims' is [1, 40, 100]; input 'mfcc' has dims [40, -1] (without the batch"),
+        ("audio:40,100", "model_warmup[0].inputs' names 'audio'; the model's inputs are mfcc"),
+    ],
+)
+def test_a_bad_warmup_shape_says_what_to_write(tmp_path: Path, capsys, flag: str, message: str) -> None:
+    assert main([*_spotter(tmp_path), "--warmup-shape", flag]) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "repo").exists() or os.listdir(tmp_path / "repo") == []
