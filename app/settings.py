@@ -95,6 +95,18 @@ class Settings(BaseSettings):
     inference_threads: int = Field(
         min(4, os.cpu_count() or 1), ge=1, le=256, description="Threads that run forward passes."
     )
+    max_sequences: int = Field(
+        8, ge=1, le=1024, description="Sequences a text-generation model decodes together (one batch)."
+    )
+    max_waiting_sequences: int = Field(
+        64, ge=0, description="Generation requests that may wait for a place before 503s."
+    )
+    generation_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="Longest a generation may take from arrival to its last token (504); a request's "
+        "`timeout` replaces it.",
+    )
     max_activation_elements: int = Field(
         10_000_000, ge=1, description="Most activation elements one request may capture."
     )

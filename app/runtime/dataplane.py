@@ -13,6 +13,10 @@ module tree of a model.
     transport: read, decompress, decode  ->  DataPlane.infer(...)  ->  encode, compress
                                                   |
                      ModelManager.version -> ModelRunner -> BatchQueue -> servable.predict
+
+    transport: prompt -> encode_prompt / encode_chat -> DataPlane.generate(...) -> stream of tokens
+                                                  |
+                     ModelVersion.engine (continuous batching) -> servable.generator
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, TypeVar
 from app.errors import BadRequestError, NotFoundError, UnprocessableError
 from app.log import request_id_var
 from app.runtime.batching import BatchingPolicy
+from app.runtime.generation import GenerationRequest, GenerationStream
 from app.runtime.inspection import module_tree, parameter_table
 from app.runtime.labels import label_files
 from app.runtime.load_config import apply_load_config, load_config_parameter
@@ -38,6 +43,7 @@ from app.v2.captures import INFER_PARAMETERS
 from app.v2.classification import check_classification, classify_outputs
 from app.v2.parameters import check_request_parameters
 from mininn.nn import ActivationCapture
+from models.errors import InputError
 
 __all__ = ["PLATFORM", "DataPlane", "InferenceDecoder", "InferenceEncoder"]
 
@@ -151,6 +157,108 @@ class DataPlane:
                 input_ns=input_ns,
                 output_ns=output_ns,
             )
+
+    # ---- text generation ----------------------------------------------------------------------
+    def generation_model(self, name: str, version: str | int | None = None) -> ModelVersion:
+        """The ready version of ``name`` that generates text (:meth:`model`, then a check).
+
+        Raises:
+            BadRequestError: ``version`` is not a positive integer.
+            NotFoundError: no such model or version.
+            ServiceUnavailableError: the model is not ready.
+            UnprocessableError: the model does not generate text.
+        """
+        model = self.model(name, version)
+        if model.engine is None:
+            raise _not_text_model(name)
+        return model
+
+    async def generate(self, model: ModelVersion, request: GenerationRequest) -> GenerationStream:
+        """Start generating ``request`` on ``model``; its stream of tokens, then the result.
+
+        Everything about the request is checked before this returns (the stream raises only
+        for a passed deadline or a model failure). Closing the stream cancels the sequence.
+
+        Raises:
+            UnprocessableError: not a text model, a prompt over the context length,
+                ``max_tokens`` over what remains, a token id outside the vocabulary.
+            ServiceUnavailableError: the engine is full (``Retry-After``) or the version unloaded.
+        """
+        if model.engine is None:
+            raise _not_text_model(model.name)
+        stream = model.engine.submit(request)
+        logger.debug(
+            "request %s: model %s version %d, generating from %d prompt tokens",
+            request.request_id or request_id_var.get(),
+            model.name,
+            model.version,
+            len(request.prompt_ids),
+        )
+        return stream
+
+    def tokenizer(self, model: ModelVersion) -> Any:
+        """The tokenizer of text model ``model``.
+
+        Raises:
+            UnprocessableError: not a text model, or one without a tokenizer (token ids only).
+        """
+        generator = model.generator
+        if generator is None:
+            raise _not_text_model(model.name)
+        tokenizer = generator.tokenizer
+        if tokenizer is None:
+            raise UnprocessableError(
+                f"model '{model.name}' has no tokenizer (no tokenizer.json in its folder): send the prompt "
+                "as token ids"
+            )
+        return tokenizer
+
+    def encode_prompt(
+        self, model: ModelVersion, text: str, *, add_special_tokens: bool = True
+    ) -> tuple[int, ...]:
+        """The token ids of prompt ``text`` (as transformers' ``tokenizer(text).input_ids``).
+
+        Raises:
+            UnprocessableError: not a text model, or one without a tokenizer.
+        """
+        if not isinstance(text, str):
+            raise BadRequestError(f"the prompt must be a string, got {type(text).__name__}")
+        ids = self.tokenizer(model).encode(text, add_special_tokens=add_special_tokens)
+        return tuple(int(i) for i in ids)
+
+    def render_chat(
+        self, model: ModelVersion, messages: list[dict[str, Any]], *, add_generation_prompt: bool = True
+    ) -> str:
+        """Chat ``messages`` rendered with the model's chat template (``apply_chat_template``'s text).
+
+        Raises:
+            UnprocessableError: no tokenizer, no chat template, or a malformed message (its
+                index and the problem).
+        """
+        tokenizer = self.tokenizer(model)
+        if not getattr(tokenizer, "has_chat_template", False):
+            raise UnprocessableError(
+                f"model '{model.name}' has no chat template: send a plain prompt to the completions "
+                "route instead of chat messages"
+            )
+        try:
+            return str(tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt))
+        except InputError as exc:
+            raise UnprocessableError(f"model '{model.name}': {exc}") from None
+
+    def encode_chat(
+        self, model: ModelVersion, messages: list[dict[str, Any]], *, add_generation_prompt: bool = True
+    ) -> tuple[int, ...]:
+        """The prompt token ids of chat ``messages``: the rendered template, encoded without
+        adding special tokens again (the template holds them), as transformers'
+        ``apply_chat_template(..., tokenize=True)``.
+
+        Raises:
+            UnprocessableError: see :meth:`render_chat`.
+        """
+        text = self.render_chat(model, messages, add_generation_prompt=add_generation_prompt)
+        ids = self.tokenizer(model).encode(text, add_special_tokens=False)
+        return tuple(int(i) for i in ids)
 
     # ---- describing models --------------------------------------------------------------------
     def metadata(self, name: str, version: str | int | None = None) -> dict[str, Any]:
@@ -277,6 +385,14 @@ class DataPlane:
             NotFoundError: no such model.
         """
         await self.manager.unload(name)
+
+
+def _not_text_model(name: str) -> UnprocessableError:
+    return UnprocessableError(
+        f"model '{name}' is not a text-generation model: it serves /v2/models/{name}/infer only; "
+        'text generation needs a language model (architecture llama, or "task": "text-generation" '
+        "in model.json)"
+    )
 
 
 def _ready_version(entry: ModelEntry, version: int | None) -> ModelVersion | None:

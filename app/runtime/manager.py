@@ -365,6 +365,8 @@ class ModelManager:
         if slot.loaded is None:
             return
         self._unloaded.track(slot.loaded.servable)
+        if slot.loaded.engine is not None:  # running sequences finish; new ones go to the new version
+            slot.loaded.engine.close()
         slot.loaded = None
         logger.info("model %s version %d unloaded", slot.name, slot.version)
         if forget_metrics:
@@ -604,6 +606,14 @@ class ModelManager:
             self._stop_serving(entry, reason)
             return
         self._install(entry, slots)
+
+    def close(self) -> None:
+        """Close every generation engine (at shutdown: running sequences finish, new ones are refused)."""
+        for entry in self._entries.values():
+            for slot in entry.versions.values():
+                loaded = slot.loaded
+                if loaded is not None and loaded.engine is not None:
+                    loaded.engine.close()
 
     # -- lookup ------------------------------------------------------------
 

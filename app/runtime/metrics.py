@@ -42,6 +42,27 @@ _LATENCY_BUCKETS = (
     30.0,
 )
 
+_TOKEN_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
+
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
@@ -97,6 +118,7 @@ class Metrics:
             registry=self.registry,
         )
         self._add_queue_metrics()
+        self._add_generation_metrics()
 
     def _add_queue_metrics(self) -> None:
         """Dynamic batching and backpressure (:mod:`app.runtime.batching`)."""
@@ -125,6 +147,48 @@ class Metrics:
             "Requests refused by a full queue (reason queue_full, 503) or dropped before their forward "
             "pass started: timeout (504), cancelled (the client disconnected).",
             ["model", "reason"],
+            registry=self.registry,
+        )
+
+    def _add_generation_metrics(self) -> None:
+        """Text generation (:mod:`app.runtime.generation_engine`), named like vLLM's under our prefix."""
+        self.time_to_first_token = Histogram(
+            "mininn_time_to_first_token_seconds",
+            "Time from a generation request's submission to its first token (waiting and prefill).",
+            ["model"],
+            buckets=_TOKEN_BUCKETS,
+            registry=self.registry,
+        )
+        self.inter_token_latency = Histogram(
+            "mininn_inter_token_latency_seconds",
+            "Time between two consecutive tokens of one sequence.",
+            ["model"],
+            buckets=_TOKEN_BUCKETS,
+            registry=self.registry,
+        )
+        self.prompt_tokens = Counter(
+            "mininn_prompt_tokens", "Prompt tokens prefilled.", ["model"], registry=self.registry
+        )
+        self.generation_tokens = Counter(
+            "mininn_generation_tokens", "Tokens generated.", ["model"], registry=self.registry
+        )
+        self.generation_running = Gauge(
+            "mininn_num_requests_running",
+            "Sequences in a generation engine's decode batch.",
+            ["model"],
+            registry=self.registry,
+        )
+        self.generation_waiting = Gauge(
+            "mininn_num_requests_waiting",
+            "Sequences waiting for a place in a generation engine's decode batch.",
+            ["model"],
+            registry=self.registry,
+        )
+        self.generation_requests = Counter(
+            "mininn_generation_requests",
+            "Generation requests that ended, by reason: stop, length, cancelled (the client left), "
+            "timeout (504), error (the model failed), rejected (503, the engine was full).",
+            ["model", "finish_reason"],
             registry=self.registry,
         )
 

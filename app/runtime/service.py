@@ -66,5 +66,6 @@ class Service:
             logger.error("could not read the repository %s: %s", self.repository.root, exc, exc_info=exc)
 
     def close(self) -> None:
-        """Stop the inference threads (running forwards finish first)."""
+        """Stop the inference threads (running forwards finish first) and the generation engines."""
+        self.manager.close()
         self.executor.shutdown(wait=False, cancel_futures=True)

@@ -39,6 +39,8 @@ import mininn
 import models
 from app.errors import ServiceError, UnprocessableError
 from app.runtime.batching import BatchingPolicy
+from app.runtime.generation import TextGenerator
+from app.runtime.generation_engine import GenerationEngine
 from app.runtime.labels import check_labels_key, read_labels
 from app.runtime.metrics import Metrics
 from app.runtime.runner import ModelRunner
@@ -87,6 +89,8 @@ class ModelVersion:
         labels: output name -> its class labels (``"labels"`` in ``model.json``; :mod:`app.runtime.labels`).
         batching: its batching policy (``dynamic_batching``/``batch_delay_ms`` over the settings),
             read once when the version loads.
+        engine: its generation engine, for a text-generation model (started with the version,
+            closed when it is unloaded); None for other models.
     """
 
     name: str
@@ -102,6 +106,12 @@ class ModelVersion:
     source: FileIdentity | None = None
     labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
     batching: BatchingPolicy = field(default_factory=BatchingPolicy)
+    engine: GenerationEngine | None = None
+
+    @property
+    def generator(self) -> TextGenerator | None:
+        """The servable's text generator (None: not a text-generation model)."""
+        return getattr(self.servable, "generator", None)
 
     @property
     def module(self) -> mininn.nn.Module:
@@ -312,12 +322,31 @@ class VersionLoader:
             metrics=self.metrics,
         )
         self.metrics.model_load_seconds.labels(name, str(version)).set(seconds)
+        engine = self.engine(name, version, servable, statistics)
         logger.info(
             "model %s version %d ready on %s/%s in %.0f ms", name, version, device, dtype, seconds * 1e3
         )
         return ModelVersion(
             name, version, spec, servable, runner, statistics, device, dtype, limit, seconds, source, labels,
-            batching,
+            batching, engine,
+        )
+
+    def engine(
+        self, name: str, version: int, servable: Any, statistics: InferenceStatistics
+    ) -> GenerationEngine | None:
+        """A started generation engine for a text-generation servable (None for other models)."""
+        generator = getattr(servable, "generator", None)
+        if generator is None:
+            return None
+        return GenerationEngine(
+            name,
+            version,
+            generator,
+            max_running=self.settings.max_sequences,
+            max_waiting=self.settings.max_waiting_sequences,
+            timeout_s=self.settings.generation_timeout_s,
+            metrics=self.metrics,
+            statistics=statistics,
         )
 
     def placement(self, spec: ModelSpec) -> tuple[str, str]:
