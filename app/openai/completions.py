@@ -106,7 +106,7 @@ def prepare_completion(
     if body.best_of not in (None, 1):
         raise _refuse("best_of", f"best_of must be 1 here (one choice per prompt), got {body.best_of}")
     if body.echo and body.logprobs is not None:
-        raise _refuse("echo", "echo with logprobs needs the prompt's logprobs, which this server does not give")
+        raise _refuse("echo", "echo with logprobs needs prompt logprobs, which this server does not give")
     sampling = SamplingParams(**body.sampling_fields(body.max_tokens), logprobs=body.logprobs)
     prompts = _prompts(body.prompt)
     ids = [plane.encode_prompt(model, p) if isinstance(p, str) else tuple(p) for p in prompts]

@@ -48,7 +48,9 @@ async def _read(request: Request, plane: DataPlane, model: ModelVersion) -> tupl
     body = await read_body(request, plane.settings.max_request_bytes)
     document = load_json(body, "request body")
     if not isinstance(document, dict):
-        raise UnprocessableError('the generate request must be a JSON object: {"text_input": ..., "parameters": {}}')
+        raise UnprocessableError(
+            'the generate request must be a JSON object: {"text_input": ..., "parameters": {...}}'
+        )
     parameters = document.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise UnprocessableError("'parameters' must be a JSON object")
@@ -79,7 +81,9 @@ def _head(model: ModelVersion, request_id: Any) -> dict[str, Any]:
     return head
 
 
-async def _start(request: Request, plane: DataPlane, ref: ModelRef) -> tuple[ModelVersion, GenerateRequest, Any, GenerationStream]:
+async def _start(
+    request: Request, plane: DataPlane, ref: ModelRef
+) -> tuple[ModelVersion, GenerateRequest, Any, GenerationStream]:
     model = plane.generation_model(ref.name, ref.version)
     parsed, request_id = await _read(request, plane, model)
     stream = await plane.generate(model, _generation_request(plane, model, parsed))
@@ -111,7 +115,8 @@ async def generate_stream(model: ModelRef, request: Request, plane: PlaneDep) ->
     """Generate text from ``text_input`` and stream it as server-sent events, a token at a time."""
     version, parsed, request_id, stream = await _start(request, plane, model)
     frames = _frames(version, parsed, request_id, stream)
-    guarded = event_stream(frames, triton_error_frame, close=stream.aclose, what=f"generation on {version.name}")
+    what = f"generation on {version.name}"
+    guarded = event_stream(frames, triton_error_frame, close=stream.aclose, what=what)
     return EventStreamResponse(guarded, charset_in_type=True)
 
 

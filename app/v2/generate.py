@@ -73,7 +73,11 @@ class GenerateRequest:
 
 
 def parse_generate(
-    fields: Mapping[str, Any], parameters: Mapping[str, Any], *, model: str, ignore: frozenset[str] = frozenset()
+    fields: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    *,
+    model: str,
+    ignore: frozenset[str] = frozenset(),
 ) -> GenerateRequest:
     """Translate a generate request: its top-level fields (or gRPC inputs) and its ``parameters``.
 
@@ -183,7 +187,7 @@ def _timeout_s(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise BadRequestError(f"parameter 'timeout' must be a positive integer of microseconds, got {value!r}")
+        raise BadRequestError(f"parameter 'timeout' must be a positive integer (microseconds), got {value!r}")
     return value / 1e6
 
 
