@@ -178,6 +178,14 @@ def _generation_request(
 _READ_ALL = object()
 
 
+def _error(request: pb.ModelInferRequest, message: str) -> pb.ModelStreamInferResponse:
+    """The error of one request; its ``infer_response`` names the request (model, version, id)."""
+    named = pb.ModelInferResponse(
+        model_name=request.model_name, model_version=request.model_version, id=request.id
+    )
+    return pb.ModelStreamInferResponse(error_message=message, infer_response=named)
+
+
 class StreamAnswers:
     """Answers the requests of one ``ModelStreamInfer`` call, each in a task of its own.
 
@@ -234,12 +242,12 @@ class StreamAnswers:
                 loggable(request.model_name or "-"),
                 loggable(exc.message),
             )
-            self.queue.put_nowait(pb.ModelStreamInferResponse(error_message=exc.message))
+            self.queue.put_nowait(_error(request, exc.message))
         except Exception as exc:
             request_id = request_id_var.get()
             logger.error("request %s: gRPC stream request failed unexpectedly", request_id, exc_info=exc)
             message = f"internal server error (request id {request_id}); the server log has the details"
-            self.queue.put_nowait(pb.ModelStreamInferResponse(error_message=message))
+            self.queue.put_nowait(_error(request, message))
         finally:
             task = asyncio.current_task()
             if task is not None:

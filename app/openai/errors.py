@@ -24,12 +24,13 @@ OpenAI and vLLM do for every invalid request: the ``openai`` client raises
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
+
+from app.http.sse import sse_frame
 
 __all__ = ["OpenAIError", "OpenAIErrorBody", "openai_error", "openai_error_frame", "openai_error_response"]
 
@@ -102,5 +103,4 @@ def openai_error_response(
 
 def openai_error_frame(status_code: int, message: str) -> bytes:
     """A server-sent event carrying an error after a stream has started (the client raises it)."""
-    body = {"error": openai_error(status_code, message)}
-    return f"data: {json.dumps(body)}\n\n".encode()
+    return sse_frame({"error": openai_error(status_code, message)})

@@ -273,7 +273,7 @@ for _prefix in PREFIXES:
         methods=["GET"],
         summary=f"OpenAI: one text-generation model{_kserve}",
         response_class=JSONResponse,
-        responses={k: v for k, v in _RESPONSES.items() if k in (401, 403, 404, 503)},
+        responses={k: v for k, v in _RESPONSES.items() if k in (400, 401, 403, 404, 503)},
     )
     router.add_api_route(
         f"{_prefix}/completions",

@@ -10,16 +10,19 @@ gives each loaded ``test-tiny-lm`` servable a ``TinyGenerator`` over its module.
 
 Its config: ``context`` (the context length), ``fail_at`` (the generator raises
 once a sequence reaches this many tokens: a model failing mid-generation; 0:
-never) and ``tokenizer`` (false: token ids only).
+never), ``delay_ms`` (each decode step sleeps this long: a slow model) and
+``tokenizer`` (false: token ids only).
 
 :func:`generation_repository` writes the protocol tests' repository: ``tiny``
 (context 64), ``tiny-ids`` (no tokenizer), ``faulty`` (fails at 12 tokens),
-and the ``mlp`` models of ``_app_support`` (not text models).
+``slow`` (context 512, 20 ms a step) and the ``mlp`` models of ``_app_support``
+(not text models).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ class TinyLMConfig:
     heads: int = 4
     context: int = 64  # most prompt + generated tokens
     fail_at: int = 0  # the generator raises once a sequence has this many tokens; 0: never
+    delay_ms: float = 0.0  # each decode step sleeps this long
     tokenizer: bool = True  # false: token ids only
 
 
@@ -74,7 +78,16 @@ def generator_for(servable: Any) -> TinyGenerator:
         return 0 < fail_at <= len(tokens)
 
     tokenizer = ByteTokenizer() if config.tokenizer else None
-    return TinyGenerator(servable.module, tokenizer, config.context, fails if fail_at else None)
+    generator = TinyGenerator(servable.module, tokenizer, config.context, fails if fail_at else None)
+    if config.delay_ms:
+        decode, delay = generator.decode, config.delay_ms / 1e3
+
+        def slow_decode(seqs: list[Any], token_ids: list[int]) -> Any:
+            time.sleep(delay)
+            return decode(seqs, token_ids)
+
+        generator.decode = slow_decode  # type: ignore[method-assign]
+    return generator
 
 
 def attach_generators() -> None:
@@ -116,6 +129,7 @@ def generation_repository(root: Path) -> Path:
     write_tiny_lm(root, "tiny", seed=1)
     write_tiny_lm(root, "tiny-ids", seed=2, tokenizer=False)
     write_tiny_lm(root, "faulty", seed=3, fail_at=12)
+    write_tiny_lm(root, "slow", seed=4, context=512, delay_ms=20)
     return root
 
 
