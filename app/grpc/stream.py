@@ -155,6 +155,10 @@ async def generation_responses(
                 yield _finish(responder.empty_final(), item)
             else:
                 yield _finish(responder.token(prefix + held.text, [held.token_id], final=True), item)
+    except Exception:
+        if held is not None:  # the tokens before a failure still come through, then its error
+            yield responder.token(prefix + held.text, [held.token_id], final=False)
+        raise
     finally:
         await stream.aclose()
 
