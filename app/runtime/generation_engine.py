@@ -250,8 +250,8 @@ class GenerationEngine:
             if state.cancelled:
                 self._metrics.finished("cancelled")
             elif self._expired(state):
-                self._deliver(state, deadline_error(self.name, state.timeout_s, 0))
                 self._metrics.finished("timeout")
+                self._deliver(state, deadline_error(self.name, state.timeout_s, 0))
             else:
                 admitted.append(state)
         return admitted
@@ -262,12 +262,12 @@ class GenerationEngine:
     def _leave(self, state: SequenceState) -> None:
         """A running sequence leaves the batch: cancelled, or its deadline passed."""
         if not state.finished:
+            self._end(state, ok=False)
             if state.cancelled:
                 self._metrics.finished("cancelled")
             else:
-                self._deliver(state, deadline_error(self.name, state.timeout_s, len(state.generated)))
                 self._metrics.finished("timeout")
-            self._end(state, ok=False)
+                self._deliver(state, deadline_error(self.name, state.timeout_s, len(state.generated)))
 
     def _start(self, state: SequenceState) -> None:
         """Prefill one admitted sequence and choose its first token."""
@@ -389,9 +389,9 @@ class GenerationEngine:
             text="".join(state.text),
             token_ids=tuple(state.generated),
         )
-        self._deliver(state, result)
+        self._end(state, ok=True)  # released before the reader hears of it
         self._metrics.finished(reason)
-        self._end(state, ok=True)
+        self._deliver(state, result)
 
     def _fail(self, state: SequenceState, exc: BaseException) -> None:
         logger.error(
@@ -402,13 +402,17 @@ class GenerationEngine:
             exc,
             exc_info=exc if not isinstance(exc, FloatingPointError) else None,
         )
-        error = exc if isinstance(exc, ServiceError) else GenerationError(
-            f"model '{self.name}' failed while generating (after {len(state.generated)} tokens): "
-            f"{type(exc).__name__}: {exc}"
+        error = (
+            exc
+            if isinstance(exc, ServiceError)
+            else GenerationError(
+                f"model '{self.name}' failed while generating (after {len(state.generated)} tokens): "
+                f"{type(exc).__name__}: {exc}"
+            )
         )
-        self._deliver(state, error)
-        self._metrics.finished("error")
         self._end(state, ok=False)
+        self._metrics.finished("error")
+        self._deliver(state, error)
 
     def _end(self, state: SequenceState, *, ok: bool) -> None:
         """Release the sequence's cache and leave the batch (engine thread)."""

@@ -119,6 +119,11 @@ class ModelVersion:
         return self.servable.module
 
     @property
+    def generator(self) -> Any:
+        """The ``TextGenerator`` of a text-generation model (docs/generation.md), else None."""
+        return getattr(self.servable, "generator", None)
+
+    @property
     def inputs(self) -> list[Any]:
         """The input ``TensorSpec`` list."""
         return list(self.servable.inputs)
@@ -445,9 +450,17 @@ def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:
             to import or build (``models.ModelCodeError``, naming the file and line).
     """
     if spec.module is not None:
-        code = models.CodeSpec(spec.module, spec.init, spec.inputs or (), spec.outputs)
+        code = models.CodeSpec(
+            spec.module, spec.init, spec.inputs or (), spec.outputs, spec.task, spec.context_length
+        )
         return models.code_servable(folder, code)
-    return models.servable(spec.architecture, spec.config, resource_dir=folder)
+    servable = models.servable(spec.architecture, spec.config, resource_dir=folder)
+    if spec.task is not None and getattr(servable, "generator", None) is None:
+        raise models.ArchitectureError(
+            f"architecture {spec.architecture!r} does not generate text: leave \"task\" out, or serve a "
+            "language model"
+        )
+    return servable
 
 
 def describe_spec(spec: ModelSpec) -> models.Signature:
@@ -459,6 +472,11 @@ def describe_spec(spec: ModelSpec) -> models.Signature:
     if spec.module is None:
         architecture = models.get_architecture(spec.architecture)
         return architecture.signature(architecture.make_config(spec.config))
+    if spec.task is not None:  # a language model: input_ids in, logits out (the vocabulary: once loaded)
+        return models.Signature(
+            [models.TensorSpec("input_ids", "INT64", (-1, -1))],
+            [models.TensorSpec("logits", "FP32", (-1, -1, -1))],
+        )
     inputs = [
         models.TensorSpec(e.get("name") or f"input__{i}", e["datatype"], tuple(e["shape"]))
         for i, e in enumerate(spec.inputs or ())

@@ -56,13 +56,17 @@ class ByteTokenizer:
         out.append(run.decode("utf-8", errors="replace"))
         return "".join(out)
 
-    def apply_chat_template(self, messages: list[dict[str, Any]], *, add_generation_prompt: bool = True) -> str:
+    def apply_chat_template(
+        self, messages: list[dict[str, Any]], *, add_generation_prompt: bool = True
+    ) -> str:
         lines = []
         for index, message in enumerate(messages):
             if not isinstance(message, dict) or not isinstance(message.get("content"), str):
                 raise InputError(f"messages[{index}] must be an object with a string 'content'")
             if message.get("role") not in ("system", "user", "assistant"):
-                raise InputError(f"messages[{index}] has role {message.get('role')!r}; use system, user or assistant")
+                raise InputError(
+                    f"messages[{index}] has role {message.get('role')!r}; use system, user or assistant"
+                )
             lines.append(f"{message['role']}: {message['content']}\n")
         return "".join(lines) + ("assistant:" if add_generation_prompt else "")
 
@@ -85,7 +89,9 @@ class Block(nn.Module):
 class TinyLM(nn.Module):
     """``forward(ids[B, T]) -> logits[B, T, V]``: the whole sequence, causal, no cache."""
 
-    def __init__(self, vocab: int = VOCAB, dim: int = 64, layers: int = 2, heads: int = 4, context: int = 512):
+    def __init__(
+        self, vocab: int = VOCAB, dim: int = 64, layers: int = 2, heads: int = 4, context: int = 512
+    ):
         super().__init__()
         self.wte = nn.Embedding(vocab, dim)
         self.wpe = nn.Embedding(context, dim)
@@ -162,7 +168,9 @@ class TinyGenerator:
         x = m.wte(ids) + m.wpe(mininn.arange(past, past + t))  # (1, T, C)
         mask = np.tril(np.ones((t, past + t), dtype=bool), k=past)
         for layer, block in enumerate(m.blocks):
-            q, k, v = (_heads(part, block.heads).numpy()[0] for part in block.qkv(block.ln_1(x)).chunk(3, dim=-1))
+            q, k, v = (
+                _heads(part, block.heads).numpy()[0] for part in block.qkv(block.ln_1(x)).chunk(3, dim=-1)
+            )
             keys, values = self._append(seq, layer, k, v)
             y = _attend(q, keys, values, mask)  # (nh, T, hs)
             x = x + block.proj(mininn.from_numpy(y.transpose(1, 0, 2).reshape(1, t, -1)))
