@@ -134,9 +134,9 @@ async def list_models(plane: PlaneDep) -> JSONResponse:
     return JSONResponse({"object": "list", "data": [_model_card(m) for m in text_models(plane)]})
 
 
-async def get_model(model_id: str, plane: PlaneDep) -> JSONResponse:
+async def get_model(model_name: str, plane: PlaneDep) -> JSONResponse:
     """One text-generation model."""
-    return JSONResponse(_model_card(_generation_model(plane, model_id)))
+    return JSONResponse(_model_card(_generation_model(plane, model_name)))
 
 
 async def create_completion(request: Request, plane: PlaneDep) -> Response:
@@ -268,7 +268,7 @@ for _prefix in PREFIXES:
         responses={k: v for k, v in _RESPONSES.items() if k in (401, 403)},
     )
     router.add_api_route(
-        f"{_prefix}/models/{{model_id}}",
+        f"{_prefix}/models/{{model_name}}",
         _answering_errors(get_model),
         methods=["GET"],
         summary=f"OpenAI: one text-generation model{_kserve}",
