@@ -234,7 +234,7 @@ def _path(loc: tuple[Any, ...]) -> str:
 def describe_validation_error(error: ValidationError, schema: type[BaseModel]) -> tuple[str, str | None]:
     """One message naming the field at fault and what it needs, and the field (OpenAI's ``param``)."""
     errors = error.errors(include_url=False)
-    first = errors[0]
+    first = max(errors, key=lambda e: len(e.get("loc", ())))  # of a union's tries, the one that got furthest
     param = _path(tuple(first.get("loc", ())))
     if first["type"] == "extra_forbidden":
         nested = "." in param or "[" in param
