@@ -88,7 +88,8 @@ def float64_islands(monkeypatch: pytest.MonkeyPatch) -> None:
     def rotary(self: Any, x: Any, position_ids: Any) -> Any:
         freqs = (self.inv_freq.double()[None, :, None] @ position_ids[:, None, :].double()).transpose(1, 2)
         emb = torch.cat((freqs, freqs), dim=-1)
-        return (emb.cos() * self.attention_scaling).to(x.dtype), (emb.sin() * self.attention_scaling).to(x.dtype)
+        scale = self.attention_scaling
+        return (emb.cos() * scale).to(x.dtype), (emb.sin() * scale).to(x.dtype)
 
     monkeypatch.setattr(modeling_llama.LlamaRMSNorm, "forward", norm)
     monkeypatch.setattr(modeling_llama.LlamaRotaryEmbedding, "forward", rotary)
@@ -107,7 +108,9 @@ def _chat_ids(tokenizer: Any, text: str) -> list[int]:
 
 
 @pytest.mark.slow
-def test_gguf_state_dict_and_config_equal_transformers_from_pretrained(gguf_path: Path, ours: Any, smol: Any):
+def test_gguf_state_dict_and_config_equal_transformers_from_pretrained(
+    gguf_path: Path, ours: Any, smol: Any
+) -> None:
     hf = transformers.AutoModelForCausalLM.from_pretrained(
         gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
     )
@@ -257,7 +260,8 @@ def random_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any,
 
 def test_random_llama3_gqa_untied_float32_matches_transformers(random_pair: tuple[Any, Any]):
     hf, ours = random_pair
-    assert not np.array_equal(ours.lm_head.weight.detach().numpy(), ours.model.embed_tokens.weight.detach().numpy())
+    head, embed = ours.lm_head.weight.detach().numpy(), ours.model.embed_tokens.weight.detach().numpy()
+    assert not np.array_equal(head, embed)
     ids = np.random.default_rng(1).integers(0, 97, (2, 40))
     with torch.no_grad():
         expected = hf(torch.tensor(ids)).logits.numpy()
@@ -299,12 +303,14 @@ def test_tied_checkpoint_without_lm_head_loads(random_pair: tuple[Any, Any]):
 
 def test_transformers_4_rope_scaling_and_5_rope_parameters_give_the_same_config():
     old = {"model_type": "llama", "rope_theta": 500000.0, "rope_scaling": RANDOM_CONFIG["rope_scaling"]}
-    new = {"model_type": "llama", "rope_parameters": {**RANDOM_CONFIG["rope_scaling"], "rope_theta": 500000.0}}
+    parameters = {**RANDOM_CONFIG["rope_scaling"], "rope_theta": 500000.0}
+    new = {"model_type": "llama", "rope_parameters": parameters}
     architecture = models.get_architecture("llama")
     a, b = architecture.make_config(old), architecture.make_config(new)
     assert a.rope_theta == b.rope_theta == 500000.0
     assert a.rope_scaling["rope_type"] == b.rope_scaling["rope_type"] == "llama3"
-    assert architecture.make_config({"rope_parameters": {"rope_type": "default", "rope_theta": 1.0}}).rope_scaling is None
+    plain = architecture.make_config({"rope_parameters": {"rope_type": "default", "rope_theta": 1.0}})
+    assert plain.rope_scaling is None
 
 
 @pytest.mark.parametrize(
