@@ -18,6 +18,7 @@ is kept (:attr:`GGUFModel.reader`) for the tokenizer code to read them.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,21 @@ import numpy as np
 
 from models.errors import ArchitectureError
 
-__all__ = ["GGUFError", "GGUFModel", "METADATA_KEYS", "hf_name", "is_gguf", "read_gguf", "unpermute"]
+__all__ = [
+    "GGUFError",
+    "GGUFModel",
+    "METADATA_KEYS",
+    "attach_tokenizer",
+    "gguf_config",
+    "hf_name",
+    "is_gguf",
+    "open_reader",
+    "read_for_config",
+    "read_gguf",
+    "unpermute",
+]
+
+logger = logging.getLogger(__name__)
 
 MAGIC = b"GGUF"
 
@@ -222,3 +237,44 @@ def _dequantized(tensor: Any, key: str, config: dict[str, Any]) -> np.ndarray:
     elif key.endswith("self_attn.k_proj.weight") or key.endswith("self_attn.k_proj.bias"):
         array = unpermute(array, int(config.get("num_key_value_heads", config["num_attention_heads"])))
     return np.ascontiguousarray(array)
+
+
+def read_for_config(path: Path, config: Any) -> GGUFModel:
+    """:func:`read_gguf`, checked against the ``llama`` config a model was built with.
+
+    Raises:
+        GGUFError: unreadable, or the file's metadata gives a config value other than ``config``'s
+            (the message names each key, both values, and the config to put in ``model.json``).
+    """
+    model = read_gguf(path)
+    different = []
+    for key, value in model.config.items():
+        have = getattr(config, key, None)
+        close = isinstance(value, float) and isinstance(have, float) and bool(np.isclose(have, value))
+        if have != value and not close:
+            different.append(f"{key}: the file has {value!r}, model.json {have!r}")
+    if different:
+        import json
+
+        raise GGUFError(
+            "the GGUF file does not fit the model's config: " + "; ".join(different)
+            + f'; use "config": {json.dumps(model.config)} in model.json'
+        )
+    return model
+
+
+def attach_tokenizer(servable: Any, reader: Any) -> None:
+    """Give ``servable.generator`` the tokenizer and chat template of a GGUF file's metadata.
+
+    Uses ``models.text_tokenizer.load_gguf_tokenizer(reader)``; a generator that already has
+    a tokenizer (from ``tokenizer.json``) keeps it.
+    """
+    generator = getattr(servable, "generator", None)
+    if generator is None or getattr(generator, "tokenizer", None) is not None:
+        return
+    try:
+        from models.text_tokenizer import load_gguf_tokenizer
+    except ImportError:
+        logger.warning("no GGUF tokenizer support (models.text_tokenizer): the model takes token ids only")
+        return
+    generator.tokenizer = load_gguf_tokenizer(reader)

@@ -419,6 +419,12 @@ def signature(config: LlamaConfig) -> Signature:
     )
 
 
+def _generator(servable: Any) -> Any:
+    from models.llama_generation import LlamaGenerator  # it imports this module
+
+    return LlamaGenerator(servable.module)
+
+
 register(
     Architecture(
         name="llama",
@@ -426,6 +432,7 @@ register(
         build=LlamaForCausalLM,
         signature=signature,
         batchable=False,
+        generator=_generator,
         description="LLaMA-family causal language model (Hugging Face LlamaForCausalLM), KV cache",
     )
 )
