@@ -35,8 +35,8 @@ Public API (what the service relies on)::
   does not have yet, never overwriting, and returns the names written.
 
 Architectures: ``mlp``, ``simple_cnn``, ``zebranet``, ``lenet5``, ``resnet18``, ``resnet34``,
-``bert_encoder``, ``minilm``, ``llama`` (with ``Servable.generator`` for text generation); each in its own file with state-dict keys of its reference
-implementation.
+``bert_encoder``, ``minilm``, ``llama`` (``Servable.generator``: text generation); each in its
+own file with state-dict keys of its reference implementation.
 """
 
 from models import bert, lenet5, llama, mlp, resnet, simple_cnn, zebranet  # noqa: F401 - they register
