@@ -239,14 +239,14 @@ def _dequantized(tensor: Any, key: str, config: dict[str, Any]) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def read_for_config(path: Path, config: Any) -> GGUFModel:
+def read_for_config(path: Path, config: Any, reader: Any = None) -> GGUFModel:
     """:func:`read_gguf`, checked against the ``llama`` config a model was built with.
 
     Raises:
         GGUFError: unreadable, or the file's metadata gives a config value other than ``config``'s
             (the message names each key, both values, and the config to put in ``model.json``).
     """
-    model = read_gguf(path)
+    model = read_gguf(path, reader)
     different = []
     for key, value in model.config.items():
         have = getattr(config, key, None)
@@ -272,6 +272,8 @@ def attach_tokenizer(servable: Any, reader: Any) -> None:
     generator = getattr(servable, "generator", None)
     if generator is None or getattr(generator, "tokenizer", None) is not None:
         return
+    if "tokenizer.ggml.model" not in reader.fields:
+        return  # weights only: the model takes token ids
     try:
         from models.text_tokenizer import load_gguf_tokenizer
     except ImportError:
