@@ -248,8 +248,9 @@ def read_for_config(path: Path, config: Any, reader: Any = None) -> GGUFModel:
     """
     model = read_gguf(path, reader)
     different = []
+    effective = {"head_dim": "dim_per_head", "num_key_value_heads": "kv_heads"}  # None: the default
     for key, value in model.config.items():
-        have = getattr(config, key, None)
+        have = getattr(config, effective.get(key, key), None)
         close = isinstance(value, float) and isinstance(have, float) and bool(np.isclose(have, value))
         if have != value and not close:
             different.append(f"{key}: the file has {value!r}, model.json {have!r}")
@@ -257,7 +258,7 @@ def read_for_config(path: Path, config: Any, reader: Any = None) -> GGUFModel:
         import json
 
         raise GGUFError(
-            "the GGUF file does not fit the model's config: " + "; ".join(different)
+            "its metadata does not match model.json's config: " + "; ".join(different)
             + f'; use "config": {json.dumps(model.config)} in model.json'
         )
     return model

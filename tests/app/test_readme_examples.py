@@ -67,7 +67,7 @@ def test_every_example_runs_against_the_first_commands_server(tmp_path: Path, mo
         MININN_GRPC_PORT=str(grpc_port),
         **env,
     ) as server:
-        server.wait_ready(300)  # smollm2's GGUF takes the longest to load
+        server.wait_ready(300)  # smollm2 (when installed) reads its GGUF file for tens of seconds
         monkeypatch.chdir(folder)
         path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
         for index, (kind, code) in enumerate(BLOCKS):
