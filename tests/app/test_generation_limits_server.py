@@ -19,6 +19,8 @@ import pytest
 from _app_support import wait_until
 from _generation_support import GenerationServer, start_generation_server
 
+pytestmark = pytest.mark.slow  # a server of its own, and waits that must run out
+
 openai = pytest.importorskip("openai")
 grpcclient = pytest.importorskip("tritonclient.grpc")
 
