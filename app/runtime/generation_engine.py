@@ -127,6 +127,7 @@ class GenerationEngine:
         self._waiting: deque[SequenceState] = deque()
         self._running: list[SequenceState] = []
         self._closed = False
+        self._outbox: list[tuple[SequenceState, Any]] = []  # (stream, item) of this step, engine thread
         self._thread = threading.Thread(target=self._run, name=f"generate-{name}-v{version}", daemon=True)
         self._thread.start()
 
@@ -234,26 +235,33 @@ class GenerationEngine:
             leaving = [s for s in self._running if s.cancelled or s.finished or self._expired(s)]
             self._running = [s for s in self._running if s not in leaving]
             admitted = self._take_waiting()
-        for state in leaving:
-            self._leave(state)
-        for state in admitted:
-            self._start(state)
-        if self._running:
-            self._decode_step()
+        try:
+            for state in leaving:
+                self._leave(state)
+            for state in admitted:
+                self._start(state)
+                self._flush()  # a first token goes out as soon as it exists
+            if self._running:
+                self._decode_step()
+        finally:
+            self._flush()
         return True
 
     def _take_waiting(self) -> list[SequenceState]:
-        admitted: list[SequenceState] = []
-        while self._waiting and len(self._running) + len(admitted) < self.max_running:
-            state = self._waiting.popleft()
+        """Drop the waiting sequences that were cancelled or timed out; admit the oldest into free places."""
+        for state in [s for s in self._waiting if s.cancelled or self._expired(s)]:
+            self._waiting.remove(state)
             self._metrics.waiting(-1)
             if state.cancelled:
                 self._metrics.finished("cancelled")
-            elif self._expired(state):
+            else:
                 self._metrics.finished("timeout")
                 self._deliver(state, deadline_error(self.name, state.timeout_s, 0))
-            else:
-                admitted.append(state)
+        admitted: list[SequenceState] = []
+        while self._waiting and len(self._running) + len(admitted) < self.max_running:
+            admitted.append(self._waiting.popleft())
+            self._metrics.waiting(-1)
+        self._running.extend(admitted)  # counted as running from now on (backpressure), prefilled next
         return admitted
 
     def _expired(self, state: SequenceState) -> bool:
@@ -283,12 +291,10 @@ class GenerationEngine:
             return
         self._record_execution(1, started)
         self._metrics.prompt_tokens(len(state.prompt))
-        with self._lock:
-            self._running.append(state)
         self._accept(state, _row(logits))
 
     def _decode_step(self) -> None:
-        batch = [s for s in self._running if not s.finished]
+        batch = [s for s in self._running if s.generated and not s.finished and not s.cancelled]
         if not batch:
             return
         started = time.perf_counter_ns()
@@ -327,14 +333,24 @@ class GenerationEngine:
         return rows
 
     def _accept(self, state: SequenceState, logits: np.ndarray) -> None:
-        """Choose the next token from ``logits``, send its event, and finish the sequence if it stops."""
+        """Choose the next token from ``logits``, send its event, and finish the sequence if it stops.
+
+        Anything that goes wrong here (bad logits, a tokenizer that raises) ends this sequence only.
+        """
         if state.cancelled or state.finished:
             return
         try:
-            token = state.sampler.choose(logits)
-        except FloatingPointError as exc:
+            self._next_token(state, logits)
+        except Exception as exc:
             self._fail(state, exc)
-            return
+
+    def _next_token(self, state: SequenceState, logits: np.ndarray) -> None:
+        vocab = int(self.generator.vocab_size)
+        if logits.shape != (vocab,):
+            raise ValueError(
+                f"the model returned {logits.size} logits for a token; its vocab_size is {vocab}"
+            )
+        token = state.sampler.choose(logits)
         logprob, top = self._logprobs(logits, token, state.request.sampling.logprobs)
         state.generated.append(token)
         reason = self._stop_reason(state, token)
@@ -435,10 +451,21 @@ class GenerationEngine:
             self._statistics.record_request(ok=ok, total_ns=total)
 
     def _deliver(self, state: SequenceState, item: Any) -> None:
-        try:
-            state.loop.call_soon_threadsafe(state.queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: nobody reads this stream any more
-            state.cancelled = True
+        """Queue ``item`` for ``state``'s stream; :meth:`_flush` hands a step's items over at once."""
+        self._outbox.append((state, item))
+
+    def _flush(self) -> None:
+        """One ``call_soon_threadsafe`` per event loop for everything this step produced."""
+        outbox, self._outbox = self._outbox, []
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[SequenceState, Any]]] = {}
+        for state, item in outbox:
+            by_loop.setdefault(state.loop, []).append((state, item))
+        for loop, items in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_put_all, items)
+            except RuntimeError:  # the loop is closed: nobody reads these streams any more
+                for state, _ in items:
+                    state.cancelled = True
 
     def _record_execution(self, rows: int, started_ns: int) -> None:
         if self._statistics is not None:
@@ -452,6 +479,13 @@ class GenerationEngine:
         for state in states:
             if not state.finished:
                 self._deliver(state, error)
+        self._flush()
+
+
+def _put_all(items: list[tuple[SequenceState, Any]]) -> None:
+    """On the event loop: each item into its stream's queue."""
+    for state, item in items:
+        state.queue.put_nowait(item)
 
 
 def _host(logits: Any) -> np.ndarray:

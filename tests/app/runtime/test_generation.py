@@ -362,8 +362,10 @@ def test_deadlines_end_running_and_waiting_sequences_with_504(make_engine: Calla
             GenerationRequest(tuple(TOKENIZER.encode("a")), SamplingParams(ignore_eos=True), timeout_s=0.3)
         )
         queued = engine.submit(GenerationRequest((1,), SamplingParams(max_tokens=2), timeout_s=0.05))
+        started = asyncio.get_running_loop().time()
         with pytest.raises(GatewayTimeoutError, match="deadline of 0.05 s after 0 tokens"):
             await collect(queued)
+        assert asyncio.get_running_loop().time() - started < 0.25  # not only once the slow one left
         count = 0
         with pytest.raises(GatewayTimeoutError, match=r"deadline of 0.3 s after \d+ tokens"):
             async for _ in slow:
@@ -409,3 +411,27 @@ def test_metrics_count_tokens_and_latencies(make_engine: Callable) -> None:
     assert value("mininn_num_requests_running") == 0
     assert value("mininn_num_requests_waiting") == 0
     assert value("mininn_generation_requests_total", finish_reason="length") == 1
+
+
+def test_bad_logits_end_only_that_stream(make_engine: Callable) -> None:
+    generator = tiny_generator()
+    real_prefill = generator.prefill
+
+    def prefill(seq: Any, token_ids: list[int]) -> np.ndarray:
+        logits = real_prefill(seq, token_ids)
+        if token_ids[1:4] == list(b"nan"):
+            return np.full_like(logits, np.nan)
+        return logits[:-1] if token_ids[1:6] == list(b"short") else logits
+
+    generator.prefill = prefill  # type: ignore[method-assign]
+    engine = make_engine(generator)
+
+    async def run() -> None:
+        with pytest.raises(GenerationError, match="FloatingPointError: the model's logits hold NaN"):
+            await collect(engine.submit(request("nan", max_tokens=3)))
+        with pytest.raises(GenerationError, match="returned 257 logits for a token; its vocab_size is 258"):
+            await collect(engine.submit(request("short", max_tokens=3)))
+
+    asyncio.run(run())
+    assert generate(engine, request("fine", max_tokens=3))[1].completion_tokens == 3
+    assert generator.live == set()
