@@ -7,7 +7,7 @@ position only (``[B, 1, V]``, as nanoGPT gives without targets) are enough to ge
 
 :class:`CausalLMGenerator` is the ``TextGenerator`` the generation engine drives. Without a
 cache it runs the whole sequence at each step. A model opts into a KV cache by accepting
-a ``past_key_values`` keyword in ``forward`` (the cache protocol, docs/generation.md):
+a ``past_key_values`` keyword in ``forward`` (the cache protocol; docs/serving-your-own-model.md):
 
 - the server calls ``forward(ids, past_key_values=None)`` with a sequence's prompt, then
   ``forward(ids, past_key_values=cache)`` with one new token ``[1, 1]`` at a time;
@@ -40,7 +40,7 @@ import numpy as np
 
 import mininn
 from mininn.nn import Module
-from models.code import CodeSpec, ModelCodeError, describe_error
+from models.code import CodeSpec, ModelCodeError, build_code_module, describe_error
 from models.errors import ArchitectureError, InputError
 from models.processing import Processor
 from models.registry import Architecture
@@ -64,19 +64,23 @@ _CONTEXT_KEYS = ("block_size", "max_position_embeddings")
 _FLOAT_V2 = {np.dtype(np.float16): "FP16", np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64"}
 
 
-def causal_lm_servable(folder: Path, spec: CodeSpec, module: Module) -> CausalLMServable:
-    """Serve ``module`` (built from ``spec`` in ``folder``) as a text-generation model.
+def causal_lm_servable(folder: Path, spec: CodeSpec) -> CausalLMServable:
+    """Import the folder's code, build the module with ``spec.init``, and serve it as a language model.
 
     Raises:
-        ArchitectureError: ``inputs``/``outputs`` given (the signature is fixed), no context length
-            and none in the model, or a bad ``tokenizer.json``.
+        ModelCodeError: the code fails to import or to build the module (file and line named).
+        ArchitectureError: a task other than ``"text-generation"``, ``inputs``/``outputs`` given (the
+            signature is fixed), no context length and none in the model, or a bad ``tokenizer.json``.
     """
+    if spec.task != TEXT_GENERATION:
+        raise ArchitectureError(f"unknown task {spec.task!r}; the one task is {TEXT_GENERATION!r}")
     for key in ("inputs", "outputs"):
         if getattr(spec, key):
             raise ArchitectureError(
                 f"a text-generation model takes 'input_ids' [batch, tokens] and gives 'logits' "
                 f"[batch, tokens, vocab]: leave '{key}' out of model.json"
             )
+    module = build_code_module(folder, spec)
     context_length = resolve_context_length(module, spec.init, spec.context_length)
     tokenizer = load_folder_tokenizer(folder, required=False)
     return CausalLMServable(module, Path(folder), spec.module, dict(spec.init), context_length, tokenizer)
@@ -245,7 +249,7 @@ class CausalSequence:
 
 
 class CausalLMGenerator:
-    """The ``TextGenerator`` of a user's causal LM (the engine's side of docs/generation.md).
+    """The ``TextGenerator`` of a user's causal LM (docs/serving-your-own-model.md, language models).
 
     Attributes:
         tokenizer: The model's tokenizer, or None (token ids only).
@@ -339,7 +343,7 @@ class CausalLMGenerator:
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise ModelCodeError(
                 f"{self._servable.architecture}: forward takes {CACHE_ARGUMENT!r}, so it must return "
-                f"(logits, {CACHE_ARGUMENT}) (docs/generation.md), not {type(result).__name__}"
+                f"(logits, {CACHE_ARGUMENT}) (docs/serving-your-own-model.md), not {type(result).__name__}"
             )
         logits = self._servable.check_logits(result[0], new.shape)
         seq.cache = result[1]

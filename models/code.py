@@ -94,20 +94,17 @@ def parse_module_ref(ref: str) -> tuple[str, str]:
 def code_servable(folder: Path, spec: CodeSpec) -> Servable:
     """Import the folder's code, build the module with ``spec.init``, and wrap it for serving.
 
-    A ``"text-generation"`` task gives a :class:`models.causal_lm.CausalLMServable`, whose
-    ``generator`` generates text.
+    A spec with a ``task`` is for :func:`models.causal_lm.causal_lm_servable` instead.
 
     Raises:
         ModelCodeError: the code fails to import or to build the module.
-        ArchitectureError: a bad ``module``, ``inputs`` or ``outputs`` entry, or a bad task.
+        ArchitectureError: a bad ``module``, ``inputs`` or ``outputs`` entry, or a ``task``.
     """
     folder = Path(folder)
     if spec.task is not None:
-        from models.causal_lm import TEXT_GENERATION, causal_lm_servable
-
-        if spec.task != TEXT_GENERATION:
-            raise ArchitectureError(f"unknown task {spec.task!r}; the one task is {TEXT_GENERATION!r}")
-        return causal_lm_servable(folder, spec, build_code_module(folder, spec))
+        raise ArchitectureError(
+            f"task {spec.task!r}: build it with models.causal_lm.causal_lm_servable, not code_servable"
+        )
     module = build_code_module(folder, spec)
     signature = Signature(_input_specs(spec.inputs, module), _output_specs(spec.outputs))
     architecture = Architecture(

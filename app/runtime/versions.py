@@ -49,6 +49,7 @@ from app.runtime.statistics import InferenceStatistics
 from app.settings import Settings
 from app.store.repository import FileIdentity, ModelRepository, ModelSpec, file_identity
 from mininn.serialization import load as load_checkpoint
+from models.causal_lm import causal_lm_servable
 from models.config import accepted_keys
 
 __all__ = [
@@ -121,7 +122,7 @@ class ModelVersion:
 
     @property
     def generator(self) -> Any:
-        """The ``TextGenerator`` of a text-generation model (docs/generation.md), else None."""
+        """The ``TextGenerator`` of a text-generation model (``models.causal_lm``), else None."""
         return getattr(self.servable, "generator", None)
 
     @property
@@ -468,6 +469,8 @@ def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:
         code = models.CodeSpec(
             spec.module, spec.init, spec.inputs or (), spec.outputs, spec.task, spec.context_length
         )
+        if spec.task is not None:
+            return causal_lm_servable(folder, code)
         return models.code_servable(folder, code)
     servable = models.servable(spec.architecture, spec.config, resource_dir=folder)
     if spec.task is not None and getattr(servable, "generator", None) is None:

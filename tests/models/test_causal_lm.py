@@ -3,6 +3,7 @@ models.causal_lm: greedy output equal to the same greedy loop in torch, with and
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import shutil
@@ -14,8 +15,8 @@ import numpy as np
 import pytest
 
 import mininn
-from models.causal_lm import CausalLMGenerator
-from models.code import CodeSpec, ModelCodeError, code_servable
+from models.causal_lm import CausalLMGenerator, causal_lm_servable
+from models.code import CodeSpec, ModelCodeError
 from models.errors import ArchitectureError, InputError
 from models.text_tokenizer import load_folder_tokenizer
 
@@ -83,11 +84,11 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     return folder, model
 
 
-def _serve(folder: Path, name: str = "GPT", **spec: Any) -> Any:
-    """Build, load the weights strictly, eval and warm up, as the server's loader does."""
-    servable = code_servable(folder, CodeSpec(f"model.py:{name}", INIT, task="text-generation", **spec))
+def _serve(folder: Path, name: str = "GPT", dtype: Any = None, **spec: Any) -> Any:
+    """Build, load the weights strictly, move, eval and warm up, as the server's loader does."""
+    servable = causal_lm_servable(folder, CodeSpec(f"model.py:{name}", INIT, task="text-generation", **spec))
     servable.module.load_state_dict(mininn.load(folder / "weights.npz"), strict=True)
-    servable.module.eval()
+    servable.module.to("cpu", dtype or mininn.float32).eval()
     with mininn.no_grad():
         servable.predict(servable.example_inputs(1))
     return servable
@@ -140,6 +141,19 @@ def test_greedy_generation_equals_the_torch_greedy_loop(trained: Trained, name: 
         assert tokens == expected, text
         np.testing.assert_allclose(np.stack(rows), np.stack(expected_rows), rtol=1e-4, atol=1e-4)
         assert generator.tokenizer.decode(tokens) == tokenizer.decode(expected)
+
+
+@pytest.mark.parametrize("name", ["GPT", "CachedGPT"])
+def test_in_float64_every_steps_logits_equal_torch_to_1e_10(trained: Trained, name: str) -> None:
+    folder, model = trained
+    servable = _serve(folder, name, dtype=mininn.float64)
+    assert servable.outputs[0].datatype == "FP64"
+    prompt = servable.generator.tokenizer.encode(PROMPTS[0])
+    tokens, rows = _greedy(servable.generator, prompt, STEPS)
+    expected, expected_rows = _torch_greedy(copy.deepcopy(model).double(), prompt, STEPS)
+    assert tokens == expected
+    assert rows[0].dtype == np.float64
+    np.testing.assert_allclose(np.stack(rows), np.stack(expected_rows), rtol=0, atol=1e-10)
 
 
 def test_what_a_sequence_gets_does_not_depend_on_its_decode_neighbours(trained: Trained) -> None:
@@ -200,15 +214,16 @@ def test_a_model_without_context_length_needs_one_in_model_json(trained: Trained
         "    def forward(self, idx):\n        return self.table(idx)\n"
     )
     with pytest.raises(ArchitectureError, match="needs 'context_length' in model.json"):
-        code_servable(tmp_path, CodeSpec("model.py:Bigram", task="text-generation"))
-    servable = code_servable(tmp_path, CodeSpec("model.py:Bigram", task="text-generation", context_length=8))
+        causal_lm_servable(tmp_path, CodeSpec("model.py:Bigram", task="text-generation"))
+    spec = CodeSpec("model.py:Bigram", task="text-generation", context_length=8)
+    servable = causal_lm_servable(tmp_path, spec)
     assert servable.generator.context_length == 8
 
 
 def test_a_context_length_beyond_the_models_block_size_is_refused(trained: Trained) -> None:
     folder, _ = trained
     with pytest.raises(ArchitectureError, match="'context_length' 65 is more than the model's own 64"):
-        code_servable(folder, CodeSpec("model.py:GPT", INIT, task="text-generation", context_length=65))
+        causal_lm_servable(folder, CodeSpec("model.py:GPT", INIT, task="text-generation", context_length=65))
 
 
 def test_a_forward_of_the_wrong_shape_is_refused_at_warm_up(trained: Trained) -> None:
@@ -223,13 +238,13 @@ def test_inputs_and_outputs_do_not_go_with_text_generation(trained: Trained) -> 
     spec = CodeSpec("model.py:GPT", INIT, inputs=[{"name": "idx", "datatype": "INT64", "shape": [-1, -1]}],
                     task="text-generation")
     with pytest.raises(ArchitectureError, match="leave 'inputs' out"):
-        code_servable(folder, spec)
+        causal_lm_servable(folder, spec)
 
 
 def test_an_unknown_task_is_refused(trained: Trained) -> None:
     folder, _ = trained
     with pytest.raises(ArchitectureError, match="unknown task 'chat'"):
-        code_servable(folder, CodeSpec("model.py:GPT", INIT, task="chat"))
+        causal_lm_servable(folder, CodeSpec("model.py:GPT", INIT, task="chat"))
 
 
 def test_a_malformed_tokenizer_json_is_refused_at_load(trained: Trained, tmp_path: Path) -> None:
@@ -237,7 +252,7 @@ def test_a_malformed_tokenizer_json_is_refused_at_load(trained: Trained, tmp_pat
     shutil.copy(folder / "model.py", tmp_path / "model.py")
     (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": 3}}))
     with pytest.raises(ArchitectureError, match="cannot read tokenizer.json"):
-        code_servable(tmp_path, CodeSpec("model.py:GPT", INIT, task="text-generation"))
+        causal_lm_servable(tmp_path, CodeSpec("model.py:GPT", INIT, task="text-generation"))
 
 
 def test_a_tokenizer_larger_than_the_models_vocabulary_is_refused(trained: Trained, tmp_path: Path) -> None:
@@ -245,7 +260,7 @@ def test_a_tokenizer_larger_than_the_models_vocabulary_is_refused(trained: Train
     for name in ("model.py", "weights.npz", "tokenizer.json"):
         shutil.copy(folder / name, tmp_path / name)
     small = {**INIT, "vocab_size": 300}
-    servable = code_servable(tmp_path, CodeSpec("model.py:GPT", small, task="text-generation"))
+    servable = causal_lm_servable(tmp_path, CodeSpec("model.py:GPT", small, task="text-generation"))
     with pytest.raises(ModelCodeError, match="tokenizer.json has 320 tokens but the model gives 300 logits"):
         with mininn.no_grad():
             servable.predict(servable.example_inputs(1))
