@@ -47,7 +47,7 @@ class Servable:
         self.inputs: list[TensorSpec] = list(processor.signature.inputs)
         self.outputs: list[TensorSpec] = list(processor.signature.outputs)
         self.batchable: bool = architecture.batchable
-        self.generator: Any = None
+        self.generator: Any = architecture.generator(self) if architecture.generator is not None else None
 
     def predict(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run one batch: preprocess, ``self.module(...)``, postprocess.

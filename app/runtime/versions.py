@@ -38,6 +38,7 @@ from typing import Any
 
 import mininn
 import models
+import models.gguf
 from app.errors import ServiceError, UnprocessableError
 from app.runtime.batching import BatchingPolicy
 from app.runtime.generation import TextGenerator
@@ -413,12 +414,17 @@ def assemble(
     with _step(f"{where}: building {spec.built_from}"):
         servable = build_servable(spec, folder)
     if weights is not None:
+        gguf_reader = None
         if isinstance(weights, Path):
+            source = weights.name
             with _step(f"{where}: reading {weights.parent.name}/{weights.name}"):
-                weights = load_checkpoint(weights)
+                weights, gguf_reader = _read_weights(weights, servable)
         with _step(f"{where}: loading the state dict"):
             _load_strict(servable.module, weights, strip_fix)
         del weights
+        if gguf_reader is not None:
+            with _step(f"{where}: reading the tokenizer in {source}"):
+                models.gguf.attach_tokenizer(servable, gguf_reader)
     prepare_servable(servable, device, dtype, where, spec)
     return servable
 
@@ -431,6 +437,17 @@ def _load_strict(module: Any, state_dict: Mapping[str, Any], strip_fix: str) -> 
     if prefix is not None:
         raise ValueError(prefix_advice(prefix, len(missing), strip_fix.format(prefix=prefix)))
     module.load_state_dict(state_dict, strict=True)
+
+
+def _read_weights(path: Path, servable: models.Servable) -> tuple[Any, Any]:
+    """The state dict in ``path``, and the ``GGUFReader`` when it is a GGUF file (else None).
+
+    A GGUF file's metadata must give the config the servable was built with.
+    """
+    if path.suffix != ".gguf":
+        return load_checkpoint(path), None
+    model = models.gguf.read_for_config(path, servable.config)
+    return model.tensors, model.reader
 
 
 def prepare_servable(

@@ -89,7 +89,7 @@ def test_every_example_runs_in_its_environment_against_the_first_commands_server
         MININN_GRPC_PORT=str(grpc_port),
         **env,
     ) as server:
-        server.wait_ready(120)
+        server.wait_ready(300)  # smollm2 (when installed) reads its GGUF file for tens of seconds
         bin_dir = str(folder / ".venv" / "bin")
         activated = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ["PATH"]])}
         for index, (kind, code) in enumerate(BLOCKS):
@@ -106,7 +106,7 @@ def test_every_example_runs_in_its_environment_against_the_first_commands_server
             assert run.stdout.strip(), f"README {kind} block {index} printed nothing"
         rows = httpx.post(f"{server.base_url}/v2/repository/index").json()
         states = {row["name"]: row["state"] for row in rows}
-        assert states["my-mlp"] == states["my-net"] == "READY"
+        assert states["my-mlp"] == states["my-net"] == states["smollm2"] == "READY"
     repository = folder / "model_repository"
     assert (repository / "my-mlp" / "1").is_dir() and not (repository / "my-mlp" / "2").exists()
     with np.load(folder / "my-mlp-v1.npz") as downloaded:
