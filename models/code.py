@@ -42,7 +42,8 @@ from models.registry import Architecture
 from models.serving import Servable, placement, to_host, to_tensor
 from models.signature import DATATYPES, Signature, TensorSpec
 
-__all__ = ["CodeSpec", "ModelCodeError", "code_servable", "parse_module_ref"]
+__all__ = ["CodeSpec", "ModelCodeError", "build_code_module", "code_servable", "describe_error",
+           "located", "parse_module_ref"]
 
 _REF = re.compile(r"(?P<file>[A-Za-z_][A-Za-z0-9_]*\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)")
 _NUMPY_TO_V2 = {dtype: name for name, dtype in DATATYPES.items() if name != "BYTES"}
@@ -61,12 +62,18 @@ class CodeSpec:
         init: keyword arguments for it.
         inputs: ``{"name"?, "datatype", "shape"}`` per positional argument of ``forward``.
         outputs: ``{"name", "datatype", "shape"}`` per output; None: found by the warm-up.
+        task: ``"text-generation"`` for a causal language model (``forward(input_ids) -> logits``,
+            :mod:`models.causal_lm`); None: tensors in, tensors out.
+        context_length: a text-generation model's longest sequence (prompt and generated tokens);
+            None: the model's ``block_size`` or ``max_position_embeddings``.
     """
 
     module: str
     init: Mapping[str, Any] = field(default_factory=dict)
     inputs: Sequence[Mapping[str, Any]] = ()
     outputs: Sequence[Mapping[str, Any]] | None = None
+    task: str | None = None
+    context_length: int | None = None
 
 
 def parse_module_ref(ref: str) -> tuple[str, str]:
@@ -87,33 +94,18 @@ def parse_module_ref(ref: str) -> tuple[str, str]:
 def code_servable(folder: Path, spec: CodeSpec) -> Servable:
     """Import the folder's code, build the module with ``spec.init``, and wrap it for serving.
 
+    A spec with a ``task`` is for :func:`models.causal_lm.causal_lm_servable` instead.
+
     Raises:
         ModelCodeError: the code fails to import or to build the module.
-        ArchitectureError: a bad ``module``, ``inputs`` or ``outputs`` entry.
+        ArchitectureError: a bad ``module``, ``inputs`` or ``outputs`` entry, or a ``task``.
     """
     folder = Path(folder)
-    filename, name = parse_module_ref(spec.module)
-    if not (folder / filename).is_file():
+    if spec.task is not None:
         raise ArchitectureError(
-            f"module {spec.module!r}: the model's folder has no {filename}; put the file there "
-            "(mininn-serve add-model copies it) or name the file that holds the class"
+            f"task {spec.task!r}: build it with models.causal_lm.causal_lm_servable, not code_servable"
         )
-    with _located(folder):
-        code = load_code(folder, filename)
-    factory = getattr(code, name, None)
-    if not callable(factory):
-        found = sorted(k for k, v in vars(code).items() if isinstance(v, type) and issubclass(v, Module))
-        raise ArchitectureError(
-            f"module {spec.module!r}: {filename} defines no class or function {name!r}; "
-            f"its nn.Module classes: {', '.join(found) or 'none'}"
-        )
-    with _located(folder):
-        module = factory(**dict(spec.init))
-    if not isinstance(module, Module):
-        raise ArchitectureError(
-            f"module {spec.module!r} returned {type(module).__name__}, not an nn.Module; name a Module "
-            "class or a function that returns one"
-        )
+    module = build_code_module(folder, spec)
     signature = Signature(_input_specs(spec.inputs, module), _output_specs(spec.outputs))
     architecture = Architecture(
         name=spec.module,
@@ -123,6 +115,39 @@ def code_servable(folder: Path, spec: CodeSpec) -> Servable:
         processor=CodeProcessor,
     )
     return CodeServable(architecture, dict(spec.init), module, CodeProcessor(None, signature), folder)
+
+
+def build_code_module(folder: Path, spec: CodeSpec) -> Module:
+    """Import ``spec.module``'s file from ``folder`` and build the module with ``spec.init``.
+
+    Raises:
+        ModelCodeError: the code fails to import or to build the module (naming file and line).
+        ArchitectureError: a bad ``module`` reference, or a factory that returns no ``Module``.
+    """
+    folder = Path(folder)
+    filename, name = parse_module_ref(spec.module)
+    if not (folder / filename).is_file():
+        raise ArchitectureError(
+            f"module {spec.module!r}: the model's folder has no {filename}; put the file there "
+            "(mininn-serve add-model copies it) or name the file that holds the class"
+        )
+    with located(folder):
+        code = load_code(folder, filename)
+    factory = getattr(code, name, None)
+    if not callable(factory):
+        found = sorted(k for k, v in vars(code).items() if isinstance(v, type) and issubclass(v, Module))
+        raise ArchitectureError(
+            f"module {spec.module!r}: {filename} defines no class or function {name!r}; "
+            f"its nn.Module classes: {', '.join(found) or 'none'}"
+        )
+    with located(folder):
+        module = factory(**dict(spec.init))
+    if not isinstance(module, Module):
+        raise ArchitectureError(
+            f"module {spec.module!r} returned {type(module).__name__}, not an nn.Module; name a Module "
+            "class or a function that returns one"
+        )
+    return module
 
 
 class CodeServable(Servable):
@@ -142,11 +167,11 @@ class CodeServable(Servable):
         except InputError:
             raise
         except Exception as exc:  # the model's own code failed on these inputs
-            raise InputError(_describe(exc, self.folder)) from exc
+            raise InputError(describe_error(exc, self.folder)) from exc
 
     def _discover_outputs(self) -> None:
         """Name and describe the outputs from forwards on example inputs (batch 1, then 2)."""
-        with _located(self.folder):
+        with located(self.folder):
             first = self.processor.results(self._forward(self.example_inputs(1)))
         try:
             second = self.processor.results(self._forward(self.processor.example_inputs(2, variable=2)))
@@ -275,7 +300,8 @@ def _datatype(name: str, value: np.ndarray) -> str:
     return datatype
 
 
-def _describe(exc: BaseException, folder: Path) -> str:
+def describe_error(exc: BaseException, folder: Path) -> str:
+    """``model.py:14 in forward: ValueError: ...``: an exception of the folder's code, located."""
     text = str(exc).strip()
     if not isinstance(exc, (AttributeError, ImportError)) or not text.endswith("is not available in mininn"):
         text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -284,7 +310,7 @@ def _describe(exc: BaseException, folder: Path) -> str:
 
 
 @contextmanager
-def _located(folder: Path) -> Iterator[None]:
+def located(folder: Path) -> Iterator[None]:
     """Turn any exception of the user's code into :class:`ModelCodeError` with its file and line."""
     try:
         yield
@@ -293,7 +319,7 @@ def _located(folder: Path) -> Iterator[None]:
     except Exception as exc:
         if isinstance(exc, ImportError) and not isinstance(exc, ModuleNotFoundError):
             exc = _from_import_error(exc)
-        raise ModelCodeError(_describe(exc, folder)) from exc
+        raise ModelCodeError(describe_error(exc, folder)) from exc
 
 
 def _from_import_error(exc: ImportError) -> BaseException:

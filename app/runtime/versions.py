@@ -48,6 +48,7 @@ from app.runtime.statistics import InferenceStatistics
 from app.settings import Settings
 from app.store.repository import FileIdentity, ModelRepository, ModelSpec, file_identity
 from mininn.serialization import load as load_checkpoint
+from models.causal_lm import causal_lm_servable
 from models.config import accepted_keys
 
 __all__ = [
@@ -117,6 +118,11 @@ class ModelVersion:
     def module(self) -> mininn.nn.Module:
         """The mininn module."""
         return self.servable.module
+
+    @property
+    def generator(self) -> Any:
+        """The ``TextGenerator`` of a text-generation model (``models.causal_lm``), else None."""
+        return getattr(self.servable, "generator", None)
 
     @property
     def inputs(self) -> list[Any]:
@@ -445,9 +451,19 @@ def build_servable(spec: ModelSpec, folder: Path) -> models.Servable:
             to import or build (``models.ModelCodeError``, naming the file and line).
     """
     if spec.module is not None:
-        code = models.CodeSpec(spec.module, spec.init, spec.inputs or (), spec.outputs)
+        code = models.CodeSpec(
+            spec.module, spec.init, spec.inputs or (), spec.outputs, spec.task, spec.context_length
+        )
+        if spec.task is not None:
+            return causal_lm_servable(folder, code)
         return models.code_servable(folder, code)
-    return models.servable(spec.architecture, spec.config, resource_dir=folder)
+    servable = models.servable(spec.architecture, spec.config, resource_dir=folder)
+    if spec.task is not None and getattr(servable, "generator", None) is None:
+        raise models.ArchitectureError(
+            f"architecture {spec.architecture!r} does not generate text: leave \"task\" out, or serve a "
+            "language model"
+        )
+    return servable
 
 
 def describe_spec(spec: ModelSpec) -> models.Signature:
@@ -459,6 +475,11 @@ def describe_spec(spec: ModelSpec) -> models.Signature:
     if spec.module is None:
         architecture = models.get_architecture(spec.architecture)
         return architecture.signature(architecture.make_config(spec.config))
+    if spec.task is not None:  # a language model: input_ids in, logits out (the vocabulary: once loaded)
+        return models.Signature(
+            [models.TensorSpec("input_ids", "INT64", (-1, -1))],
+            [models.TensorSpec("logits", "FP32", (-1, -1, -1))],
+        )
     inputs = [
         models.TensorSpec(e.get("name") or f"input__{i}", e["datatype"], tuple(e["shape"]))
         for i, e in enumerate(spec.inputs or ())

@@ -86,6 +86,7 @@ _SPEC_TMP_PREFIX = ".model.json."
 _LOCK_GRACE_S = 1.0  # a lock file this young may not be flocked by its creator yet
 _ORPHAN_AGE_S = 3600.0  # staging folders without a lock file are removed after this
 _CLAIM_ATTEMPTS = 10_000
+TEXT_GENERATION = "text-generation"  # the task of language models (models.causal_lm.TEXT_GENERATION)
 
 
 class FileIdentity(NamedTuple):
@@ -200,6 +201,10 @@ class ModelSpec(BaseModel):
         device: this model's device; None: ``MININN_DEVICE``.
         dtype: this model's floating dtype; None: ``MININN_DTYPE``.
         description: one line for listings.
+        task: ``"text-generation"`` for a language model (``module`` code whose ``forward`` maps
+            token ids to logits, or a text architecture); None: tensors in, tensors out.
+        context_length: a text-generation ``module``'s longest sequence, prompt plus generated
+            tokens; None: its ``block_size`` or ``max_position_embeddings``.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -214,6 +219,8 @@ class ModelSpec(BaseModel):
     device: str | None = None
     dtype: str | None = None
     description: str = ""
+    task: str | None = None
+    context_length: int | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _architecture_or_module(self) -> ModelSpec:
@@ -227,12 +234,30 @@ class ModelSpec(BaseModel):
             raise ValueError("'init', 'inputs' and 'outputs' go with 'module'; architectures take 'config'")
         if self.module is not None and self.config:
             raise ValueError("'config' goes with 'architecture'; code in the model's folder takes 'init'")
-        if self.module is not None and not self.inputs:
+        self._check_task()
+        if self.module is not None and not self.inputs and self.task is None:
             raise ValueError(
                 "'module' needs 'inputs': one {\"name\", \"datatype\", \"shape\"} per tensor argument of "
                 'forward, e.g. [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 32, 32]}]'
             )
         return self
+
+    def _check_task(self) -> None:
+        if self.task is not None and self.task != TEXT_GENERATION:
+            raise ValueError(
+                f"unknown task {self.task!r}: the one task is '{TEXT_GENERATION}' (language models); "
+                "leave 'task' out for tensors in, tensors out"
+            )
+        if self.context_length is not None and (self.task is None or self.module is None):
+            raise ValueError(
+                "'context_length' goes with 'module' code and \"task\": \"text-generation\" "
+                "(architectures take it from their config)"
+            )
+        if self.task is not None and self.module is not None and (self.inputs or self.outputs):
+            raise ValueError(
+                "a text-generation model takes 'input_ids' [batch, tokens] and gives 'logits' "
+                "[batch, tokens, vocab]: leave 'inputs' and 'outputs' out"
+            )
 
     @property
     def label(self) -> str:
