@@ -35,11 +35,11 @@ Public API (what the service relies on)::
   does not have yet, never overwriting, and returns the names written.
 
 Architectures: ``mlp``, ``simple_cnn``, ``zebranet``, ``lenet5``, ``resnet18``, ``resnet34``,
-``bert_encoder``, ``minilm``; each in its own file with state-dict keys of its reference
-implementation.
+``bert_encoder``, ``minilm``, ``llama`` (``Servable.generator``: text generation); each in its
+own file with state-dict keys of its reference implementation.
 """
 
-from models import bert, lenet5, mlp, resnet, simple_cnn, zebranet  # noqa: F401 - they register
+from models import bert, lenet5, llama, mlp, resnet, simple_cnn, zebranet  # noqa: F401 - they register
 from models.code import CodeSpec, ModelCodeError, code_servable
 from models.config import config_to_dict
 from models.demos import seed_repository

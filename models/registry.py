@@ -39,6 +39,8 @@ class Architecture:
             inputs into module arguments and module outputs into V2 outputs.
         batchable: Whether requests may be stacked along the first dimension.
         description: One line for listings.
+        generator: ``generator(servable) -> TextGenerator`` for text-generation architectures
+            (``llama``); None for the others.
     """
 
     name: str
@@ -48,6 +50,7 @@ class Architecture:
     processor: ProcessorFactory = Processor
     batchable: bool = True
     description: str = ""
+    generator: Callable[[Any], Any] | None = None
 
     def make_config(self, values: Mapping[str, Any] | Any = None) -> Any:
         """The validated config dataclass for ``values`` (a mapping or a config instance).

@@ -34,8 +34,8 @@ class Servable:
         inputs: The V2 input specs, batch dimension first.
         outputs: The V2 output specs, batch dimension first.
         batchable: Whether requests may be stacked along the first dimension.
-        generator: The ``TextGenerator`` of a text-generation model (``models.causal_lm``, the
-            llama architecture); None for other models.
+        generator: The text generator (prefill/decode over a KV cache) of a text-generation
+            architecture, None for other models.
     """
 
     def __init__(self, architecture: Architecture, config: Any, module: Module, processor: Processor) -> None:
@@ -46,7 +46,7 @@ class Servable:
         self.inputs: list[TensorSpec] = list(processor.signature.inputs)
         self.outputs: list[TensorSpec] = list(processor.signature.outputs)
         self.batchable: bool = architecture.batchable
-        self.generator: Any = None
+        self.generator: Any = architecture.generator(self) if architecture.generator is not None else None
 
     def predict(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run one batch: preprocess, ``self.module(...)``, postprocess.

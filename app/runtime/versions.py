@@ -37,6 +37,7 @@ from typing import Any
 
 import mininn
 import models
+import models.gguf
 from app.errors import ServiceError, UnprocessableError
 from app.runtime.batching import BatchingPolicy
 from app.runtime.generation import TextGenerator
@@ -422,12 +423,26 @@ def assemble(
         servable = build_servable(spec, folder)
     if weights is not None:
         with _step(f"{where}: reading {weights.parent.name}/{weights.name}"):
-            state_dict = load_checkpoint(weights)
+            state_dict, gguf_reader = _read_weights(weights, servable)
         with _step(f"{where}: loading the state dict"):
             servable.module.load_state_dict(state_dict, strict=True)
         del state_dict
+        if gguf_reader is not None:
+            with _step(f"{where}: reading the tokenizer in {weights.name}"):
+                models.gguf.attach_tokenizer(servable, gguf_reader)
     prepare_servable(servable, device, dtype, where)
     return servable
+
+
+def _read_weights(path: Path, servable: models.Servable) -> tuple[Any, Any]:
+    """The state dict in ``path``, and the ``GGUFReader`` when it is a GGUF file (else None).
+
+    A GGUF file's metadata must give the config the servable was built with.
+    """
+    if path.suffix != ".gguf":
+        return load_checkpoint(path), None
+    model = models.gguf.read_for_config(path, servable.config)
+    return model.tensors, model.reader
 
 
 def prepare_servable(servable: models.Servable, device: str, dtype: str, where: str) -> None:

@@ -29,24 +29,48 @@ from mininn.serialization import Checkpoint as LazyCheckpoint
 from mininn.serialization import CheckpointError, detect_format
 from mininn.serialization import load as load_checkpoint
 from mininn.serialization import open_checkpoint as open_lazy
+from models.gguf import GGUFError, is_gguf, open_reader, read_for_config
 
-__all__ = ["Checkpoint", "detect", "open_checkpoint"]
+__all__ = ["Checkpoint", "detect", "open_checkpoint", "open_gguf"]
 
 _MAX_LISTED = 50
 
 
 def detect(path: Path) -> str:
-    """The checkpoint format of the file: ``safetensors``, ``npz`` or ``pt``.
+    """The checkpoint format of the file: ``safetensors``, ``npz``, ``pt`` or ``gguf``.
 
     Raises:
         BadRequestError: it is none of them (400).
     """
+    if is_gguf(path):
+        return "gguf"
     try:
         return detect_format(path)
     except CheckpointError as exc:
         raise BadRequestError(
-            f"the body is not a safetensors, .npz or PyTorch .pt checkpoint: {exc}"
+            f"the body is not a safetensors, .npz, PyTorch .pt or GGUF checkpoint: {exc}"
         ) from None
+
+
+def open_gguf(path: Path, config: Any) -> tuple[Checkpoint, Any]:
+    """An uploaded GGUF file as a checkpoint, and its ``GGUFReader`` (for the tokenizer).
+
+    Raises:
+        BadRequestError: malformed or truncated bytes, or a tensor a llama model does not have (400).
+        UnprocessableError: a GGUF file of another architecture, or whose metadata gives another
+            config than the model's ``model.json`` (422).
+    """
+    try:
+        reader = open_reader(path)
+    except GGUFError as exc:
+        raise BadRequestError(f"cannot read the uploaded GGUF file: {exc}") from None
+    try:
+        model = read_for_config(path, config, reader) if config is not None else None
+    except GGUFError as exc:
+        raise UnprocessableError(f"the uploaded GGUF file does not fit the model: {exc}") from None
+    if model is None:
+        raise UnprocessableError("a GGUF upload needs a model whose architecture is 'llama'")
+    return _Loaded("gguf", model.tensors), reader
 
 
 def open_checkpoint(path: Path, source_format: str, key: str = "") -> Checkpoint:

@@ -76,6 +76,7 @@ logger = logging.getLogger("app.store.repository")
 MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SPEC_FILE = "model.json"
 WEIGHTS_FILES = ("weights.safetensors", "weights.npz", "weights.pt", "weights.pth")
+GGUF_PATTERN = "*.gguf"  # a llama version may hold a GGUF file (weights, tokenizer, chat template) instead
 _VERSION_PATTERN = re.compile(r"[1-9][0-9]{0,17}")
 _FILE_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _HTTP_CODE_FILE = ".code-from-http.json"  # the .py files of a model that arrived over HTTP
@@ -638,6 +639,7 @@ def _weights_in(folder: Path) -> Path | None:
         path = folder / filename
         if path.is_file():
             return path
-    return None
+    ggufs = sorted(path for path in folder.glob(GGUF_PATTERN) if path.is_file())
+    return ggufs[0] if ggufs else None
 
 

@@ -7,7 +7,7 @@ repository and the served version as they were (the staging folder goes)::
     1. receive   the body is streamed into <model>/.upload-<token>/upload.part,
                  hashed (sha256) on the way, refused with 413 as soon as it passes
                  MININN_MAX_UPLOAD_BYTES (a Content-Length over it: before any byte)
-    2. read      the format comes from the bytes (safetensors, .npz, PyTorch .pt);
+    2. read      the format comes from the bytes (safetensors, .npz, PyTorch .pt, GGUF);
                  malformed, truncated or hostile files are 400
     3. check     a fresh instance of the model's architecture is built, and
                  ``load_state_dict(strict=...)`` checks the state dict against it:
@@ -16,7 +16,9 @@ repository and the served version as they were (the staging folder goes)::
                  (safetensors: tensor by tensor from the file, see
                  :mod:`app.store.checkpoints`); non-finite values are 422 unless allowed
     4. write     weights.safetensors beside it, streamed tensor by tensor, with
-                 metadata (source format, sha256, size, time), fsynced
+                 metadata (source format, sha256, size, time), fsynced; a GGUF
+                 upload (``llama`` models only; its metadata must give the model's
+                 config) is kept as it is, as model.gguf, for its tokenizer and chat template
     5. warm up   the instance moves to its device and dtype and runs one forward
     6. publish   the staging folder is renamed to <model>/<n> (claiming the next
                  number atomically), and the instance becomes the served version
@@ -52,6 +54,7 @@ from starlette.requests import ClientDisconnect
 
 import mininn
 import models
+import models.gguf
 from app.errors import (
     BadRequestError,
     ClientDisconnectedError,
@@ -61,7 +64,7 @@ from app.errors import (
 )
 from app.runtime.manager import LoadError, ModelManager, Publication
 from app.runtime.versions import build_servable
-from app.store.checkpoints import Checkpoint, detect, open_checkpoint
+from app.store.checkpoints import Checkpoint, detect, open_checkpoint, open_gguf
 from app.store.repository import ModelRepository, ModelSpec, Staging, file_identity, validate_model_name
 from mininn.serialization import CheckpointError, write_safetensors
 from mininn.serialization import load as load_checkpoint
@@ -79,6 +82,7 @@ logger = logging.getLogger("app.store.uploads")
 
 UPLOAD_FILE = "upload.part"
 WEIGHTS_FILE = "weights.safetensors"
+GGUF_FILE = "model.gguf"
 _WRITE_BYTES = 1 << 20  # the body is written and hashed in slices of this size, off the event loop
 _MAX_LISTED = 50  # keys named in a message; the JSON lists have them all
 
@@ -242,7 +246,9 @@ async def _receive(chunks: AsyncIterator[bytes], path: Path, limit: int) -> _Bod
                 f"the client disconnected after sending {fh.tell()} bytes of the upload; nothing was stored"
             ) from None
     if size == 0:
-        raise BadRequestError("the body is empty: send the bytes of a safetensors, .npz or PyTorch .pt file")
+        raise BadRequestError(
+            "the body is empty: send the bytes of a safetensors, .npz, PyTorch .pt or GGUF file"
+        )
     return _Body(path, size, hasher.hexdigest())
 
 
@@ -276,8 +282,14 @@ def _check_and_write(
     manager: ModelManager, name: str, spec: ModelSpec, body: _Body, options: UploadOptions
 ) -> _Checked:
     source_format = detect(body.path)
+    if source_format == "gguf":
+        _check_gguf_upload(spec, options)
     servable = _build(manager.repository, name, spec)  # first: its initialization's scratch is gone by
-    checkpoint = open_checkpoint(body.path, source_format, options.key)  # the time a whole .pt / .npz loads
+    gguf_reader = None
+    if source_format == "gguf":
+        checkpoint, gguf_reader = open_gguf(body.path, servable.config)
+    else:
+        checkpoint = open_checkpoint(body.path, source_format, options.key)  # when a whole .pt / .npz loads
     try:
         checkpoint, stripped = checkpoint.renamed(options.strip_prefix)
         missing, unexpected = _load_into(servable.module, checkpoint, options.strict, spec)
@@ -289,13 +301,40 @@ def _check_and_write(
         _fill_missing(manager.repository, name, servable.module, checked)
     if not options.allow_nonfinite:
         _check_finite(servable.module)
-    metadata = _metadata(spec, body, checked, options)
-    _write_weights(body.path.parent / WEIGHTS_FILE, servable.module.state_dict(), metadata)
+    if gguf_reader is not None:  # kept as uploaded: its metadata holds the tokenizer and chat template
+        _keep_gguf(body.path)
+        models.gguf.attach_tokenizer(servable, gguf_reader)
+    else:
+        metadata = _metadata(spec, body, checked, options)
+        _write_weights(body.path.parent / WEIGHTS_FILE, servable.module.state_dict(), metadata)
     try:
         manager.prepare(name, spec, servable)
     except LoadError as exc:
         raise UnprocessableError(f"the uploaded weights do not serve: {exc}") from None
     return checked
+
+
+def _check_gguf_upload(spec: ModelSpec, options: UploadOptions) -> None:
+    """A GGUF upload is stored as it is: only for ``llama`` models, without key rewriting options."""
+    if spec.module is not None or spec.architecture != "llama":
+        raise UnprocessableError(
+            f"a GGUF file holds a llama model; this model is built from {spec.built_from}: "
+            "upload a safetensors, .npz or .pt state dict instead"
+        )
+    flags = (("strict=false", not options.strict), ("strip_prefix", options.strip_prefix),
+             ("key", options.key))
+    used = [flag for flag, on in flags if on]
+    if used:
+        raise BadRequestError(
+            f"?{', ?'.join(used)} do(es) not apply to a GGUF upload, which is stored as it is; leave them out"
+        )
+
+
+def _keep_gguf(path: Path) -> None:
+    """The uploaded GGUF file becomes the version's weights file (fsynced, renamed in the staging folder)."""
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.rename(path, path.parent / GGUF_FILE)
 
 
 def _build(repository: ModelRepository, name: str, spec: ModelSpec) -> Any:
@@ -436,9 +475,9 @@ def _built_from_metadata(spec: ModelSpec) -> dict[str, str]:
 
 
 def _commit(repository: ModelRepository, name: str, staging: Staging) -> tuple[int, Any]:
-    (staging.path / UPLOAD_FILE).unlink()
+    (staging.path / UPLOAD_FILE).unlink(missing_ok=True)  # a GGUF upload was renamed to GGUF_FILE
     number = repository.commit_version(name, staging)
-    return number, file_identity(repository.model_dir(name) / str(number) / WEIGHTS_FILE)
+    return number, file_identity(repository.weights_path(name, number))
 
 
 def _write_weights(path: Path, tensors: Mapping[str, Any], metadata: Mapping[str, str]) -> None:

@@ -309,7 +309,7 @@ def _bad_uploads(marker: Path) -> dict[str, tuple[bytes, dict[str, Any], int, st
             b"hello, world" * 10,
             {},
             400,
-            "the body is not a safetensors, .npz or PyTorch .pt checkpoint: ",
+            "the body is not a safetensors, .npz, PyTorch .pt or GGUF checkpoint: ",
         ),
         "not a state dict": (
             listed.getvalue(),
@@ -321,7 +321,7 @@ def _bad_uploads(marker: Path) -> dict[str, tuple[bytes, dict[str, Any], int, st
             b"",
             {},
             400,
-            "the body is empty: send the bytes of a safetensors, .npz or PyTorch .pt file",
+            "the body is empty: send the bytes of a safetensors, .npz, PyTorch .pt or GGUF file",
         ),
         "bad option": (torch_bytes(mlp_weights(45)), {"strict": "maybe"}, 400, "query parameter 'strict': "),
     }

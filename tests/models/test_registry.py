@@ -12,7 +12,9 @@ import models
 from mininn import nn
 from models import Architecture, ArchitectureError, Signature, TensorSpec
 
-BUNDLED = ["bert_encoder", "lenet5", "minilm", "mlp", "resnet18", "resnet34", "simple_cnn", "zebranet"]
+BUNDLED = [
+    "bert_encoder", "lenet5", "llama", "minilm", "mlp", "resnet18", "resnet34", "simple_cnn", "zebranet",
+]
 
 
 @dataclass(frozen=True)
