@@ -1,6 +1,6 @@
 """HTTP routes, one module per area; each exposes ``router``."""
 
-from app.routes import activations, health, infer, inspect, metrics, models, repository, state_dict
+from app.routes import activations, health, infer, inspect, metrics, models, repository, state_dict, steering
 
 ROUTERS = [
     health.router,
@@ -9,6 +9,7 @@ ROUTERS = [
     activations.router,
     repository.router,
     state_dict.router,
+    steering.router,
     inspect.router,
     metrics.router,
 ]

@@ -26,6 +26,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from app.errors import BadRequestError, NotFoundError, UnprocessableError
@@ -36,8 +37,11 @@ from app.runtime.inspection import module_tree, parameter_table
 from app.runtime.labels import label_files
 from app.runtime.load_config import apply_load_config, load_config_parameter
 from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion
+from app.runtime.steering import Steering
+from app.runtime.token_hooks import module_shapes
 from app.settings import Settings
 from app.store.repository import ModelSpec, parse_version
+from app.store.steering import SteeringStore
 from app.v2 import InferenceRequest, triton_type
 from app.v2.captures import INFER_PARAMETERS
 from app.v2.classification import check_classification, classify_outputs
@@ -70,6 +74,11 @@ class DataPlane:
 
     manager: ModelManager
     settings: Settings
+
+    @cached_property
+    def steering(self) -> Steering:
+        """The steering vectors of the models, and the per-token fields of generation requests."""
+        return Steering(self, SteeringStore(self.manager.repository))
 
     # ---- which model --------------------------------------------------------------------------
     def model(self, name: str, version: str | int | None = None) -> ModelVersion:
@@ -186,6 +195,8 @@ class DataPlane:
         """
         if model.engine is None:
             raise _not_text_model(model.name)
+        if request.edits or request.capture is not None:  # found once per model, off the event loop
+            await asyncio.to_thread(module_shapes, model.generator)
         stream = model.engine.submit(request)
         logger.debug(
             "request %s: model %s version %d, generating from %d prompt tokens",
