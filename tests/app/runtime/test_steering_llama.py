@@ -9,6 +9,7 @@ makes the same edit.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,7 +32,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 
-from models.gguf import read_gguf  # noqa: E402 - after the gguf skip
+from transformers.initialization import no_init_weights  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -64,10 +65,15 @@ def plane(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 @pytest.fixture(scope="module")
-def reference(gguf_path: Path) -> Any:
-    smol = read_gguf(gguf_path)
-    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**smol.config)).eval()
-    model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in smol.tensors.items()}, strict=True)
+def reference(plane: DataPlane) -> Any:
+    """transformers' model on the tensors the server read from the GGUF (read once; the GGUF
+    reader itself is checked against transformers in tests/models/test_gguf.py)."""
+    module = plane.generation_model("smollm2").generator.module
+    config = transformers.LlamaConfig(**dataclasses.asdict(module.config))
+    with no_init_weights():
+        model = transformers.LlamaForCausalLM(config).eval()
+    state = {k: torch.from_numpy(np.array(v.detach().cpu().numpy())) for k, v in module.state_dict().items()}
+    model.load_state_dict(state, strict=True)
     return model
 
 
@@ -112,7 +118,7 @@ def hf_greedy(
         out_ids, past, step_input = [], None, torch.tensor([ids])
         with torch.no_grad():
             for _ in range(tokens):
-                out = model(input_ids=step_input, past_key_values=past, use_cache=True)
+                out = model(input_ids=step_input, cache=past, use_cache=True)
                 past = out.past_key_values
                 token = int(out.logits[0, -1].argmax())
                 out_ids.append(token)
@@ -175,15 +181,22 @@ def reference_edit(mode: str, vector: np.ndarray) -> Callable[[Any, int], Any]:
     [("all", {}), ("generated", {"steps": "generated"}), ("last", {"positions": "last"})],
 )
 def test_steered_greedy_tokens_equal_transformers_with_a_hook(
-    plane: DataPlane, reference: Any, vector: np.ndarray, mode: str, selectors: dict[str, Any]
+    plane: DataPlane, reference: Any, vector: np.ndarray, plain: list[int], mode: str, selectors: dict[str, Any]
 ) -> None:
     ids = chat_ids(plane, PROMPT)
     expected, _ = hf_greedy(reference, ids, TOKENS, reference_edit(mode, vector))
-    plain, _ = hf_greedy(reference, ids, TOKENS)
     steering = [{"name": "joy", "scale": 6.0, "modules": [LAYER], **selectors}]
     assert run_ids(plane, ids, {"steering": steering}) == expected
     assert expected != plain
-    assert run_ids(plane, ids, {}) == plain
+
+
+@pytest.fixture(scope="module")
+def plain(plane: DataPlane, reference: Any) -> list[int]:
+    """Unsteered greedy tokens, transformers' and ours equal."""
+    ids = chat_ids(plane, PROMPT)
+    expected, _ = hf_greedy(reference, ids, TOKENS)
+    assert run_ids(plane, ids, {}) == expected
+    return expected
 
 
 def test_per_step_captures_equal_transformers_hook_values(plane: DataPlane, reference: Any) -> None:
@@ -213,7 +226,7 @@ def test_concurrent_streams_each_equal_their_own_single_request_reference(
         cases.append((ids, {}))
         name, scale = ("joy", 4.0 + i) if i % 2 else ("noise", 3.0 * (i + 1))
         cases.append((ids, {"steering": [{"name": name, "scale": scale}]}))
-    tokens = 12
+    tokens = 8
     alone = [run_ids(plane, ids, fields, tokens) for ids, fields in cases]
 
     async def together() -> list[list[int]]:
