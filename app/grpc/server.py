@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -91,28 +91,44 @@ class GrpcServer:
 
     def _handlers(self) -> grpc.GenericRpcHandler:
         service = pb.DESCRIPTOR.services_by_name[SERVICE_NAME.split(".")[-1]]
-        handlers = {
-            method.name: grpc.unary_unary_rpc_method_handler(
-                self._handler(method.name),
+        handlers = {}
+        for method in service.methods:
+            streaming = method.client_streaming and method.server_streaming
+            kind = grpc.stream_stream_rpc_method_handler if streaming else grpc.unary_unary_rpc_method_handler
+            handlers[method.name] = kind(
+                self._stream_handler(method.name) if streaming else self._handler(method.name),
                 request_deserializer=getattr(pb, method.input_type.name).FromString,
                 response_serializer=getattr(pb, method.output_type.name).SerializeToString,
             )
-            for method in service.methods
-        }
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
     def _handler(self, name: str) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
         serve = self.servicer.serve
 
         async def handle(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            sent = context.invocation_metadata() or ()
-            metadata = {key: value for key, value in sent if isinstance(value, str)}
-            remaining = context.time_remaining()
-            limited = remaining is not None and remaining < _NO_DEADLINE_S
-            call = Call(metadata, time.monotonic() + remaining if limited else None)
             try:
-                return await serve(name, request, call)
+                return await serve(name, request, _call(context))
             except CallFailedError as failure:
                 await context.abort(failure.code, failure.message)
 
         return handle
+
+    def _stream_handler(self, name: str) -> Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]:
+        stream = self.servicer.stream
+
+        async def handle(requests: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            try:
+                async for response in stream(name, requests, _call(context)):
+                    yield response
+            except CallFailedError as failure:
+                await context.abort(failure.code, failure.message)
+
+        return handle
+
+
+def _call(context: grpc.aio.ServicerContext) -> Call:
+    sent = context.invocation_metadata() or ()
+    metadata = {key: value for key, value in sent if isinstance(value, str)}
+    remaining = context.time_remaining()
+    limited = remaining is not None and remaining < _NO_DEADLINE_S
+    return Call(metadata, time.monotonic() + remaining if limited else None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +31,7 @@ from app.auth import check_read, check_write
 from app.errors import ServiceError, loggable
 from app.grpc import inference_pb2 as pb
 from app.grpc.codec import infer_response, parameters_from_proto, request_document
+from app.grpc.stream import FINAL, Send, StreamAnswers, generation_responses
 from app.log import request_id_for, request_id_var
 from app.routes.health import EXTENSIONS
 from app.runtime.service import Service
@@ -220,6 +221,27 @@ class InferenceServicer:
             capture_for=lambda parsed: infer_capture(parsed, model.module, max_elements=max_elements),
         )
 
+    async def ModelStreamInfer(
+        self, requests: AsyncIterator[pb.ModelInferRequest], call: Call
+    ) -> AsyncIterator[pb.ModelStreamInferResponse]:
+        """Triton's decoupled streaming: a text model's tokens a response at a time, another
+        model's one response (:mod:`app.grpc.stream`); each request is answered concurrently."""
+
+        async def answer(request: pb.ModelInferRequest, send: Send) -> None:
+            request_id_var.set(request_id_for(request.id or call.metadata.get("x-request-id")))
+            model = self.plane.model(request.model_name, request.model_version)
+            if model.generator is None:
+                response = await self.ModelInfer(request, call)
+                response.parameters[FINAL].bool_param = True
+                send(pb.ModelStreamInferResponse(infer_response=response))
+                return
+            deadline_s = None if call.deadline is None else max(call.deadline - time.monotonic(), 1e-3)
+            async for response in generation_responses(self.plane, model, request, deadline_s):
+                send(pb.ModelStreamInferResponse(infer_response=response))
+
+        async for response in StreamAnswers(answer).run(requests):
+            yield response
+
     # ---- the model repository -------------------------------------------------------------
     @_rpc("read")
     async def RepositoryIndex(
@@ -286,6 +308,36 @@ class InferenceServicer:
         finally:
             self.metrics.in_flight.dec()
             self._observe(model, endpoint, status, time.perf_counter() - started)
+            request_id_var.reset(token)
+
+    async def stream(self, name: str, requests: Any, call: Call) -> AsyncIterator[Message]:
+        """Run streaming method ``name`` over ``requests``: the key once, metrics for the whole call.
+
+        Raises:
+            CallFailedError: the key was refused (the call ends; requests' own errors travel in the stream).
+        """
+        method = getattr(type(self), name)
+        endpoint = f"/{SERVICE_NAME}/{name}"
+        token = request_id_var.set(request_id_for(call.metadata.get("x-request-id")))
+        started, status = time.perf_counter(), grpc.StatusCode.UNKNOWN
+        self.metrics.in_flight.inc()
+        try:
+            try:
+                check_read(self.service.settings, call.metadata.get("authorization"))
+            except ServiceError as exc:
+                status = grpc_status(exc.status_code)
+                _log_client_error(endpoint, "", status, exc)
+                raise CallFailedError(status, exc.message) from None
+            async for response in method(self, requests, call):
+                yield response
+            status = grpc.StatusCode.OK
+        except BaseException:
+            if status is grpc.StatusCode.UNKNOWN:
+                status = grpc.StatusCode.CANCELLED
+            raise
+        finally:
+            self.metrics.in_flight.dec()
+            self._observe("", endpoint, status, time.perf_counter() - started)
             request_id_var.reset(token)
 
     def _observe(self, name: str, endpoint: str, status: grpc.StatusCode, seconds: float) -> None:

@@ -56,9 +56,9 @@ def open_gguf(path: Path, config: Any) -> tuple[Checkpoint, Any]:
     """An uploaded GGUF file as a checkpoint, and its ``GGUFReader`` (for the tokenizer).
 
     Raises:
-        BadRequestError: malformed or truncated bytes, or a tensor a llama model does not have (400).
-        UnprocessableError: a GGUF file of another architecture, or whose metadata gives another
-            config than the model's ``model.json`` (422).
+        BadRequestError: malformed or truncated bytes (400).
+        UnprocessableError: a GGUF file of another architecture, with a tensor a llama model does
+            not have, or whose metadata gives another config than the model's ``model.json`` (422).
     """
     try:
         reader = open_reader(path)
@@ -67,7 +67,7 @@ def open_gguf(path: Path, config: Any) -> tuple[Checkpoint, Any]:
     try:
         model = read_for_config(path, config, reader) if config is not None else None
     except GGUFError as exc:
-        raise UnprocessableError(f"the uploaded GGUF file does not fit the model: {exc}") from None
+        raise UnprocessableError(f"cannot serve the uploaded GGUF file: {exc}") from None
     if model is None:
         raise UnprocessableError("a GGUF upload needs a model whose architecture is 'llama'")
     return _Loaded("gguf", model.tensors), reader

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from _app_support import WRITE_KEY, Server, make_repository, run_server, start_client, write_model
+from _generation_support import GenerationServer, start_generation_server
 from fastapi.testclient import TestClient
 
 import mininn
@@ -108,3 +109,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with run_server(repository, folder / "server.log", **env) as running:
         running.wait_ready(30)
         yield running
+
+
+@pytest.fixture(scope="session")
+def generation_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GenerationServer]:
+    """A real server of text-generation models, HTTP and gRPC (see ``_generation_support``)."""
+    yield from start_generation_server(tmp_path_factory.mktemp("generation"))

@@ -47,7 +47,7 @@ def first_command_environment() -> dict[str, str]:
 
 
 def test_the_readme_is_short_and_has_examples_of_each_kind() -> None:
-    assert len(README.splitlines()) <= 350
+    assert len(README.splitlines()) <= 380  # 350, plus issue 28's "Generate text"
     kinds = [kind for kind, _ in BLOCKS]
     assert kinds.count("bash") >= 4 and kinds.count("python") >= 3
     assert set(kinds) == {"bash", "python"}
@@ -67,7 +67,7 @@ def test_every_example_runs_against_the_first_commands_server(tmp_path: Path, mo
         MININN_GRPC_PORT=str(grpc_port),
         **env,
     ) as server:
-        server.wait_ready(120)
+        server.wait_ready(300)  # smollm2 (when installed) reads its GGUF file for tens of seconds
         monkeypatch.chdir(folder)
         path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
         for index, (kind, code) in enumerate(BLOCKS):
@@ -86,7 +86,7 @@ def test_every_example_runs_against_the_first_commands_server(tmp_path: Path, mo
                 assert printed.getvalue().strip(), f"README python block {index} printed nothing"
         rows = httpx.post(f"{server.base_url}/v2/repository/index").json()
         states = {row["name"]: row["state"] for row in rows}
-        assert states["my-mlp"] == states["my-net"] == "READY"
+        assert states["my-mlp"] == states["my-net"] == states["smollm2"] == "READY"
     repository = folder / "model_repository"
     assert (repository / "my-mlp" / "1").is_dir() and not (repository / "my-mlp" / "2").exists()
     with np.load(folder / "my-mlp-v1.npz") as downloaded:

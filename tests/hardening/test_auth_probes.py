@@ -23,7 +23,9 @@ from fastapi.testclient import TestClient
 
 from app import Settings, create_app
 
-READ_ONLY_POSTS = re.compile(r".*/(infer|activations)$|^/v2/repository/index$")
+READ_ONLY_POSTS = re.compile(
+    r".*/(infer|activations|generate|generate_stream)$|^/v2/repository/index$|^(/openai)?/v1/.*completions$"
+)
 PATH_VALUES = {"model_name": "mlp", "model_version": "1", "file_name": "labels.txt"}
 
 
@@ -79,7 +81,8 @@ def test_the_router_has_the_write_routes_the_design_names() -> None:
         "DELETE /v2/models/mlp/versions/1",
     ):
         assert expected in listed
-    assert not any(path.endswith(("/infer", "/activations")) for _, path in WRITE_ROUTES)
+    read_only = ("/infer", "/activations", "/generate", "completions")
+    assert not any(path.endswith(read_only) for _, path in WRITE_ROUTES)
 
 
 def _digest(root: Path) -> str:
@@ -196,7 +199,14 @@ def read_keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
 
 def test_the_read_routes_include_inference_and_listings() -> None:
     listed = {f"{method} {path}" for method, path in READ_ROUTES}
-    for expected in ("POST /v2/models/mlp/infer", "GET /v2/models/mlp/parameters", "GET /metrics"):
+    for expected in (
+        "POST /v2/models/mlp/infer",
+        "GET /v2/models/mlp/parameters",
+        "GET /metrics",
+        "POST /v2/models/mlp/generate_stream",
+        "POST /v1/chat/completions",
+        "GET /openai/v1/models",
+    ):
         assert expected in listed
 
 

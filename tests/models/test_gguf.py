@@ -178,3 +178,17 @@ def test_served_from_gguf_equals_transformers_logits(tmp_path: Path, hf_state: d
         expected = model(torch.tensor(ids)).logits.numpy()
     np.testing.assert_allclose(_module_logits(read_gguf(tmp_path / "m.gguf").tensors, ids), expected,
                                atol=1e-5, rtol=0)
+
+
+def test_exported_gguf_reads_back_in_transformers_and_here(tmp_path: Path, hf_state: dict):
+    from models.gguf_export import write_gguf as export
+
+    config = models.get_architecture("llama").make_config(CONFIG)
+    export(tmp_path / "e.gguf", config, hf_state, quantize="Q8_0")
+    auto = transformers.AutoModelForCausalLM
+    theirs = auto.from_pretrained(tmp_path, gguf_file="e.gguf", dtype=torch.float32).state_dict()
+    ours = read_gguf(tmp_path / "e.gguf")
+    eps = float(np.float32(CONFIG["rms_norm_eps"]))  # GGUF keeps it as float32
+    assert ours.config == {**CONFIG, "head_dim": 8, "rms_norm_eps": eps}
+    for key, value in theirs.items():
+        assert np.array_equal(ours.tensors[key], value.numpy()), key

@@ -72,4 +72,7 @@ def test_every_method_has_the_protocols_path_and_messages() -> None:
     assert {m.name for m in service.methods} == {
         "ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata", "ModelInfer",
         "ModelConfig", "ModelStatistics", "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload",
+        "ModelStreamInfer",
     }
+    streaming = service.methods_by_name["ModelStreamInfer"]
+    assert streaming.client_streaming and streaming.server_streaming

@@ -49,7 +49,7 @@ def explorer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
     """A real server on the demo models, ``mlp`` and ``broken``, with ``MININN_API_KEY`` set."""
     folder = tmp_path_factory.mktemp("explorer")
     repository = folder / "model_repository"
-    seed_repository(repository)
+    seed_repository(repository, names=["digits", "minilm"])  # smollm2 loads for 30+ s
     write_model(repository, "mlp", {1: mlp_weights(1)})
     broken = {"architecture": "mlp", "config": {**MLP_CONFIG, "in_features": 5}}
     write_model(repository, "broken", {1: mlp_weights(4)}, broken)
