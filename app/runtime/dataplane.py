@@ -22,6 +22,7 @@ module tree of a model.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
@@ -195,6 +196,9 @@ class DataPlane:
         """
         if model.engine is None:
             raise _not_text_model(model.name)
+        if request.token_fields:
+            fields = self.steering.request_fields(model, request.token_fields)
+            request = dataclasses.replace(request, token_fields=None, **fields)
         if request.edits or request.capture is not None:  # found once per model, off the event loop
             await asyncio.to_thread(module_shapes, model.generator)
         stream = model.engine.submit(request)

@@ -31,7 +31,7 @@ length (never clamped); ``max_tokens=None`` generates up to the context length.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -94,6 +94,9 @@ class GenerationRequest:
             only (:mod:`app.runtime.token_edits`; :func:`app.v2.generation_fields.token_fields`
             reads them from a request).
         capture: module outputs recorded at every step, delivered with each :class:`TokenEvent`.
+        token_fields: ``interventions``, ``steering`` and ``capture`` as a protocol received them;
+            :meth:`DataPlane.generate <app.runtime.dataplane.DataPlane.generate>` turns them into
+            ``edits`` and ``capture`` (a request gives one form or the other).
     """
 
     prompt_ids: tuple[int, ...]
@@ -102,6 +105,7 @@ class GenerationRequest:
     timeout_s: float | None = None
     edits: tuple[TokenEdit, ...] = ()
     capture: TokenCapture | None = None
+    token_fields: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ __all__ = [
     "Steps",
     "TokenCapture",
     "TokenEdit",
+    "captures_json",
     "parse_positions",
     "parse_steps",
     "step_of",
@@ -241,24 +242,31 @@ class StepCapture:
     """One module's record at one step.
 
     Attributes:
+        step: the step (0: the prompt; s: generated token s).
         positions: the positions recorded, ascending.
         values: ``(len(positions), ...)`` float array (``reduce="none"``), else None.
         stats: their statistics (``reduce="stats"``), else None.
     """
 
+    step: int
     positions: tuple[int, ...]
     values: np.ndarray | None = None
     stats: ActivationStats | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"positions": [...], "values": [[...]]}`` or ``{"positions", "stats": {...}}``."""
-        body: dict[str, Any] = {"positions": list(self.positions)}
+        """``{"step", "positions", "values": [[...]]}``, or ``"stats": {...}`` in place of values."""
+        body: dict[str, Any] = {"step": self.step, "positions": list(self.positions)}
         if self.stats is not None:
             body["stats"] = self.stats.to_dict()
         else:
             assert self.values is not None
             body["values"] = np.asarray(self.values, dtype=np.float64).tolist()
         return body
+
+
+def captures_json(captures: Mapping[str, StepCapture] | None) -> dict[str, list[dict[str, Any]]]:
+    """``{module: [entry]}`` of one step's records (:meth:`StepCapture.to_json`); {} for None."""
+    return {name: [record.to_json()] for name, record in (captures or {}).items()}
 
 
 @dataclass

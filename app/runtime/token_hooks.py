@@ -197,7 +197,7 @@ class _Hook:
             return
         values = np.array(host_array(data[b, [p - first for p in positions]]))
         if capture.reduce == "stats":
-            record = StepCapture(tuple(positions), stats=activation_stats(Tensor(values), capture.bins))
+            record = StepCapture(step, tuple(positions), stats=activation_stats(Tensor(values), capture.bins))
         else:
-            record = StepCapture(tuple(positions), values=values)
+            record = StepCapture(step, tuple(positions), values=values)
         plan.pending[self.name] = record
