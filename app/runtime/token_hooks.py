@@ -138,18 +138,30 @@ def step_hooks(module: Module, rows: Sequence[Row]) -> Iterator[None]:
     try:
         for name, sub in module.named_modules():
             if name in wanted:
-                handles.append(sub.register_forward_hook(_Hook(name, rows, thread)))
+                width = len(_token_shapes(module).get(name) or ())
+                handles.append(sub.register_forward_hook(_Hook(name, rows, thread, width)))
         yield
     finally:
         for handle in handles:
             handle.remove()
 
 
-class _Hook:
-    """Edits and records one module's output, row by row."""
+def _token_shapes(module: Module) -> dict[str, tuple[int, ...] | None]:
+    for generator, shapes in list(_shapes.items()):
+        if generator.module is module:
+            return shapes
+    return {}
 
-    def __init__(self, name: str, rows: Sequence[Row], thread: int) -> None:
-        self.name, self.rows, self.thread = name, rows, thread
+
+class _Hook:
+    """Edits and records one module's output, row by row.
+
+    ``token_ndim``: the dimensions of one token's slice; an output with one dimension more
+    than that is one token per row (``(batch, features)``, as some decode steps give).
+    """
+
+    def __init__(self, name: str, rows: Sequence[Row], thread: int, token_ndim: int) -> None:
+        self.name, self.rows, self.thread, self.token_ndim = name, rows, thread, token_ndim
         self.calls = 0
 
     def __call__(self, module: Module, args: Any, output: Any) -> Any:
@@ -158,6 +170,12 @@ class _Hook:
         self.calls += 1
         if not isinstance(output, Tensor) or output.ndim < 2:
             raise RuntimeError(f"module '{self.name}' did not return a (batch, tokens, ...) tensor")
+        if output.ndim == self.token_ndim + 1:  # (batch, ...): one token per row
+            edited = self._rows(output.reshape(output.shape[0], 1, *output.shape[1:]))
+            return None if edited is None else edited.reshape(output.shape)
+        return self._rows(output)
+
+    def _rows(self, output: Tensor) -> Tensor | None:
         data = None
         for b, row in self._mapping(int(output.shape[0])):
             if row is None:
