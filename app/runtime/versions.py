@@ -121,11 +121,6 @@ class ModelVersion:
         return self.servable.module
 
     @property
-    def generator(self) -> Any:
-        """The ``TextGenerator`` of a text-generation model (``models.causal_lm``), else None."""
-        return getattr(self.servable, "generator", None)
-
-    @property
     def inputs(self) -> list[Any]:
         """The input ``TensorSpec`` list."""
         return list(self.servable.inputs)

@@ -2,8 +2,8 @@
 
 The ``tiny`` model of ``_generation_models`` (float64) gets a steering vector at ``blocks.0.out``
 (its first MLP's output) over ``PUT /v2/models/tiny/steering/push``; what steered greedy decoding
-must give is computed in this process by the plain loop (the whole sequence through ``forward``) with a forward hook
-adding the same vector, without the engine.
+must give is computed in this process by the plain loop (the whole sequence through ``forward``)
+with a forward hook adding the same vector, without the engine.
 """
 
 from __future__ import annotations

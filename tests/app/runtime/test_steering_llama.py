@@ -226,7 +226,7 @@ def test_concurrent_streams_each_equal_their_own_single_request_reference(
         cases.append((ids, {}))
         name, scale = ("joy", 4.0 + i) if i % 2 else ("noise", 3.0 * (i + 1))
         cases.append((ids, {"steering": [{"name": name, "scale": scale}]}))
-    tokens = 8
+    tokens = 6
     alone = [run_ids(plane, ids, fields, tokens) for ids, fields in cases]
 
     async def together() -> list[list[int]]:
