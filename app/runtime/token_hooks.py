@@ -176,7 +176,7 @@ class _Hook:
         return self._rows(output)
 
     def _rows(self, output: Tensor) -> Tensor | None:
-        data = None
+        edited: Tensor | None = None  # a copy of the output, made at the first edit
         for b, row in self._mapping(int(output.shape[0])):
             if row is None:
                 continue
@@ -185,12 +185,11 @@ class _Hook:
             for edit in plan.edits.get(self.name, ()):
                 chosen = [t for t in range(output.shape[1]) if edit.selects(first + t, plan.prompt_length)]
                 if chosen:
-                    data = output._data.copy() if data is None else data
-                    edited = edit.intervention.apply(Tensor(data[b, chosen]), self.name, edit.label)
-                    data[b, chosen] = edited._data
+                    edited = output.clone() if edited is None else edited
+                    edited[b, chosen] = edit.intervention.apply(edited[b, chosen], self.name, edit.label)
             if self.name in plan.captures:
-                self._record(plan, output._data if data is None else data, b, first, step)
-        return None if data is None else Tensor(data)
+                self._record(plan, output if edited is None else edited, b, first, step)
+        return edited
 
     def _mapping(self, batch: int) -> list[tuple[int, Row]]:
         if batch == len(self.rows) and self.calls == 1:
@@ -202,7 +201,7 @@ class _Hook:
             "per-token edits need one row per sequence"
         )
 
-    def _record(self, plan: SequencePlan, data: Any, b: int, first: int, step: int) -> None:
+    def _record(self, plan: SequencePlan, data: Tensor, b: int, first: int, step: int) -> None:
         capture = plan.capture
         assert capture is not None
         positions = [

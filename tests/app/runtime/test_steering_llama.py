@@ -181,7 +181,8 @@ def reference_edit(mode: str, vector: np.ndarray) -> Callable[[Any, int], Any]:
     [("all", {}), ("generated", {"steps": "generated"}), ("last", {"positions": "last"})],
 )
 def test_steered_greedy_tokens_equal_transformers_with_a_hook(
-    plane: DataPlane, reference: Any, vector: np.ndarray, plain: list[int], mode: str, selectors: dict[str, Any]
+    plane: DataPlane, reference: Any, vector: np.ndarray, plain: list[int], mode: str,
+    selectors: dict[str, Any],
 ) -> None:
     ids = chat_ids(plane, PROMPT)
     expected, _ = hf_greedy(reference, ids, TOKENS, reference_edit(mode, vector))
