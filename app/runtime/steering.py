@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 import mininn
-from app.errors import UnprocessableError
+from app.errors import NotFoundError, UnprocessableError
 from app.runtime.manager import ModelVersion
 from app.runtime.token_hooks import module_shapes
 from app.store.steering import SteeringStore, check_directions, read_upload, validate_vector_name
@@ -29,6 +29,7 @@ from app.v2.generation_fields import token_fields
 from app.v2.tensors import host_array
 from mininn.nn import ActivationCapture, CaptureError, ModuleList
 from mininn.nn.capture import match_modules
+from models.errors import InputError
 
 __all__ = ["Steering"]
 
@@ -59,8 +60,13 @@ class Steering:
 
     # ---- the vectors -----------------------------------------------------------------------------
     def list(self, name: str) -> dict[str, Any]:
-        """``{"model", "vectors": [{"name", "modules", "width"}]}``."""
-        self.plane.manager.repository.model_dir(name)  # validates the name
+        """``{"model", "vectors": [{"name", "modules", "width"}]}``.
+
+        Raises:
+            NotFoundError: no such model.
+        """
+        if not self.plane.manager.repository.has_model(name):  # validates the name too
+            raise NotFoundError(f"unknown model '{name}'")
         vectors = []
         for vector in self.store.names(name):
             try:
@@ -98,7 +104,10 @@ class Steering:
         names = _module_names(model.generator.module, modules, shapes)
         encode = self._encoder(model, chat)
         prompts = [[encode(text) for text in side] for side in (positive, negative)]
-        means = await asyncio.to_thread(_mean_difference, model.generator, names, prompts)
+        try:
+            means = await asyncio.to_thread(_mean_difference, model.generator, names, prompts)
+        except InputError as exc:  # a prompt over the context length
+            raise UnprocessableError(f"model '{name}': {exc}") from None
         result = await self._store(name, vector, means)
         result["prompts"] = {"positive": len(positive), "negative": len(negative)}
         return result
