@@ -153,14 +153,13 @@ def check_request(request: GenerationRequest, generator: TextGenerator, model: s
     """Check ``request`` against the model; the most tokens it may generate.
 
     Raises:
-        BadRequestError: ``prompt_ids`` is not a sequence of integers.
-        UnprocessableError: an empty prompt, a token id outside the vocabulary, a
+        UnprocessableError: an empty prompt, a token id that is not an integer or is outside the vocabulary, a
             prompt that leaves no room in the context, ``max_tokens`` over what
             remains, or stop strings for a model without a tokenizer.
     """
     prompt = request.prompt_ids
     vocab, context = int(generator.vocab_size), int(generator.context_length)
-    if not prompt:
+    if len(prompt) == 0:
         raise UnprocessableError(f"the prompt for model '{model}' is empty: send at least one token")
     _check_ids(prompt, vocab, model, "prompt")
     _check_ids(request.sampling.stop_token_ids, vocab, model, "stop_token_ids")

@@ -131,6 +131,7 @@ class GenerationEngine:
         self._waiting: deque[SequenceState] = deque()
         self._running: list[SequenceState] = []
         self._closed = False
+        self._outbox: list[tuple[SequenceState, Any]] = []  # (stream, item) of this step, engine thread
         self._thread = threading.Thread(target=self._run, name=f"generate-{name}-v{version}", daemon=True)
         self._thread.start()
 
@@ -242,12 +243,16 @@ class GenerationEngine:
             leaving = [s for s in self._running if s.cancelled or s.finished or self._expired(s)]
             self._running = [s for s in self._running if s not in leaving]
             admitted = self._take_waiting()
-        for state in leaving:
-            self._leave(state)
-        for state in admitted:
-            self._start(state)
-        if self._running:
-            self._decode_step()
+        try:
+            for state in leaving:
+                self._leave(state)
+            for state in admitted:
+                self._start(state)
+                self._flush()  # a first token goes out as soon as it exists
+            if self._running:
+                self._decode_step()
+        finally:
+            self._flush()
         return True
 
     def _take_waiting(self) -> list[SequenceState]:
@@ -465,10 +470,21 @@ class GenerationEngine:
             self._statistics.record_request(ok=ok, total_ns=total)
 
     def _deliver(self, state: SequenceState, item: Any) -> None:
-        try:
-            state.loop.call_soon_threadsafe(state.queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: nobody reads this stream any more
-            state.cancelled = True
+        """Queue ``item`` for ``state``'s stream; :meth:`_flush` hands a step's items over at once."""
+        self._outbox.append((state, item))
+
+    def _flush(self) -> None:
+        """One ``call_soon_threadsafe`` per event loop for everything this step produced."""
+        outbox, self._outbox = self._outbox, []
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[SequenceState, Any]]] = {}
+        for state, item in outbox:
+            by_loop.setdefault(state.loop, []).append((state, item))
+        for loop, items in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_put_all, items)
+            except RuntimeError:  # the loop is closed: nobody reads these streams any more
+                for state, _ in items:
+                    state.cancelled = True
 
     def _record_execution(self, rows: int, started_ns: int) -> None:
         if self._statistics is not None:
@@ -482,6 +498,13 @@ class GenerationEngine:
         for state in states:
             if not state.finished:
                 self._deliver(state, error)
+        self._flush()
+
+
+def _put_all(items: list[tuple[SequenceState, Any]]) -> None:
+    """On the event loop: each item into its stream's queue."""
+    for state, item in items:
+        state.queue.put_nowait(item)
 
 
 def _host(logits: Any) -> np.ndarray:

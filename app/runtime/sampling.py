@@ -35,7 +35,7 @@ import numpy as np
 
 from app.errors import BadRequestError, UnprocessableError
 
-__all__ = ["MAX_LOGPROBS", "Sampler", "SamplingParams", "filter_logits", "raw_logprobs"]
+__all__ = ["MAX_LOGPROBS", "Sampler", "SamplingParams", "candidates", "filter_logits", "raw_logprobs"]
 
 MAX_LOGPROBS = 20
 """Most alternatives ``logprobs`` may ask for (OpenAI's and vLLM's default limit)."""
@@ -174,30 +174,65 @@ def filter_logits(scores: np.ndarray, params: SamplingParams) -> np.ndarray:
     The semantics are transformers' ``TemperatureLogitsWarper``, ``TopKLogitsWarper``,
     ``TopPLogitsWarper`` and ``MinPLogitsWarper`` (``min_tokens_to_keep=1``), in that order.
     """
-    x = scores / params.temperature if params.temperature not in (0, 1) else scores.copy()
+    ids, values = candidates(scores, params)
+    out = np.full(scores.shape, -np.inf)
+    out[ids] = values
+    return out
+
+
+def candidates(scores: np.ndarray, params: SamplingParams) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens :func:`filter_logits` keeps, in id order, and their scaled logits.
+
+    Works on the survivors only after each filter, so a large vocabulary costs one pass
+    (and one partial sort for ``top_p``), not a sort of the whole row.
+    """
+    x = scores / params.temperature if params.temperature not in (0, 1) else scores
+    ids, values = np.arange(x.size), x
     if 0 < params.top_k < x.size:
         kth = np.partition(x, x.size - params.top_k)[x.size - params.top_k]
-        x[x < kth] = -np.inf
+        ids = np.flatnonzero(x >= kth)  # ties with the k-th stay, as the warper keeps them
+        values = x[ids]
     if params.top_p < 1:
-        _top_p(x, params.top_p)
+        keep = _top_p_keep(values, params.top_p)
+        ids, values = ids[keep], values[keep]
     if params.min_p > 0:
-        _min_p(x, params.min_p)
-    return x
+        probs = _softmax(values)
+        keep = probs >= params.min_p * probs.max()  # the most likely token always passes
+        ids, values = ids[keep], values[keep]
+    return ids, values
 
 
-def _top_p(x: np.ndarray, top_p: float) -> None:
-    order = np.argsort(x, kind="stable")  # ascending, as the warper sorts
-    probs = _softmax(x[order])
-    remove = np.cumsum(probs) <= 1 - top_p
+def _top_p_keep(values: np.ndarray, top_p: float) -> np.ndarray:
+    """Which of ``values`` the top-p warper keeps: drop the least likely while their mass <= 1 - top_p.
+
+    The warper sorts the whole row ascending and sums probabilities from the bottom; when the
+    ``m`` largest values are strictly above every other one and the others' mass is already
+    at most ``1 - top_p``, only those ``m`` need sorting (``m`` grows until that holds).
+    """
+    n = values.size
+    probs = _softmax(values)
+    limit = 1 - top_p
+    m = min(n, 64)
+    while m < n:
+        top = np.argpartition(values, n - m)[n - m :]
+        rest = np.ones(n, dtype=bool)
+        rest[top] = False
+        below = float(probs[rest].sum())
+        if values[rest].max() < values[top].min() and below <= limit - 1e-9:
+            return _keep_from(top, probs, below, limit, n, values)
+        m *= 4
+    return _keep_from(np.arange(n), probs, 0.0, limit, n, values)
+
+
+def _keep_from(
+    top: np.ndarray, probs: np.ndarray, below: float, limit: float, n: int, values: np.ndarray
+) -> np.ndarray:
+    order = top[np.argsort(values[top], kind="stable")]  # ascending, as the warper sorts
+    remove = below + np.cumsum(probs[order]) <= limit
     remove[-1] = False  # the most likely token always stays
-    x[order[remove]] = -np.inf
-
-
-def _min_p(x: np.ndarray, min_p: float) -> None:
-    probs = _softmax(x)
-    remove = probs < min_p * probs.max()
-    remove[int(np.argmax(x))] = False
-    x[remove] = -np.inf
+    keep = np.zeros(n, dtype=bool)
+    keep[order[~remove]] = True
+    return keep
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -245,14 +280,15 @@ class Sampler:
         if self.params.greedy:
             token = int(np.argmax(scores))
         else:
-            token = self._draw(filter_logits(scores, self.params))
+            token = self._draw(*candidates(scores, self.params))
         self._seen[token] = True
         self._counts[token] += 1
         return token
 
-    def _draw(self, scores: np.ndarray) -> int:
-        probs = _softmax(scores)
+    def _draw(self, ids: np.ndarray, values: np.ndarray) -> int:
+        """One uniform draw, inverse CDF over the candidates in id order."""
+        probs = _softmax(values)
         cdf = np.cumsum(probs)
         u = self.rng.random() * cdf[-1]
-        token = int(np.searchsorted(cdf, u, side="right"))
-        return min(token, int(np.flatnonzero(probs)[-1]))  # u == cdf[-1] by rounding: the last kept token
+        j = min(int(np.searchsorted(cdf, u, side="right")), int(np.flatnonzero(probs)[-1]))
+        return int(ids[j])  # (the min: u == cdf[-1] by rounding takes the last candidate with mass)

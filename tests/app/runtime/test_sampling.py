@@ -64,6 +64,18 @@ def test_filtered_distribution_equals_transformers_warpers(params: SamplingParam
         assert params.top_k <= 0 or kept >= min(params.top_k, 1)
 
 
+@pytest.mark.parametrize("top_p", [0.05, 0.5, 0.9, 0.99, 0.999999])
+@pytest.mark.parametrize("scale", [0.5, 3.0, 12.0])
+def test_top_p_on_a_large_vocabulary_equals_the_warper(top_p: float, scale: float) -> None:
+    x = np.random.default_rng(int(scale * 10)).standard_normal((2, 49152)) * scale  # flat to peaked
+    params = SamplingParams(top_p=top_p, temperature=0.9)
+    expected = transformers_filter(x, params)
+    for row, want in zip(x, expected, strict=True):
+        got = filter_logits(row, params)
+        assert np.array_equal(np.isinf(got), np.isinf(want))
+        np.testing.assert_allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=1e-15)
+
+
 def test_filter_logits_leaves_its_input_alone() -> None:
     x = logits_rows(2)[0]
     before = x.copy()
@@ -109,19 +121,19 @@ def test_greedy_is_argmax_of_the_penalized_logits_and_draws_nothing() -> None:
 
 def test_same_seed_gives_same_tokens_and_samples_follow_the_distribution() -> None:
     x = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
-    draws = [Sampler(SamplingParams(seed=s), [], 4).choose(x) for s in range(20_000)]
+    sampler = Sampler(SamplingParams(seed=0), [], 4)  # no penalties: the history changes nothing
+    draws = [sampler.choose(x) for _ in range(5000)]
     frequencies = np.bincount(draws, minlength=4) / len(draws)
-    np.testing.assert_allclose(frequencies, [0.5, 0.3, 0.15, 0.05], atol=0.015)
+    np.testing.assert_allclose(frequencies, [0.5, 0.3, 0.15, 0.05], atol=0.03)  # 4 sigma
     a, b = Sampler(SamplingParams(seed=7), [], 4), Sampler(SamplingParams(seed=7), [], 4)
     assert [a.choose(x) for _ in range(50)] == [b.choose(x) for _ in range(50)]
 
 
 def test_filtered_tokens_are_never_drawn() -> None:
     x = np.log(np.array([0.4, 0.35, 0.2, 0.05]))
-    draws = {Sampler(SamplingParams(seed=s, top_k=2), [], 4).choose(x) for s in range(2000)}
-    assert draws == {0, 1}
-    draws = {Sampler(SamplingParams(seed=s, min_p=0.6), [], 4).choose(x) for s in range(2000)}
-    assert draws == {0, 1}
+    for params in (SamplingParams(seed=1, top_k=2), SamplingParams(seed=1, min_p=0.6)):
+        sampler = Sampler(params, [], 4)
+        assert {sampler.choose(x) for _ in range(500)} == {0, 1}
 
 
 def test_raw_logprobs_equal_torch_log_softmax() -> None:
