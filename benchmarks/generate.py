@@ -102,7 +102,7 @@ def _decode(ours: Any, hf: Any, prompt: list[int], args: argparse.Namespace) -> 
         tokens = []
         with torch.no_grad():
             for _ in range(steps):
-                out = hf(torch.tensor([[token]]), past_key_values=cache, use_cache=True)
+                out = hf(torch.tensor([[token]]), past_key_values=cache, use_cache=True)  # as generate() calls it
                 token = int(out.logits[0, -1].argmax())
                 tokens.append(token)
         return tokens

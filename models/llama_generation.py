@@ -11,14 +11,16 @@ it under ``mininn.no_grad()`` on its own thread.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import mininn
 from models.errors import InputError
 from models.kv_cache import CachedBatch, SequenceCache
-from models.llama import LlamaForCausalLM
+
+if TYPE_CHECKING:
+    from models.llama import LlamaForCausalLM
 
 __all__ = ["LlamaGenerator"]
 

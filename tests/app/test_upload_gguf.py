@@ -100,3 +100,22 @@ def test_a_bad_gguf_upload_changes_nothing(client: Any, gguf_bytes: bytes, tmp_p
     assert response.status_code == status, response.text
     assert message in response.json()["error"]
     assert tree_digest(tmp_path) == before
+
+
+def test_a_version_folder_holding_a_gguf_file_loads_and_serves(tmp_path: Path, gguf_bytes: bytes,
+                                                               reference: Any):
+    for name, config in (("tiny-llama", CONFIG), ("other-llama", {**CONFIG, "rope_theta": 500000.0})):
+        (tmp_path / name / "1").mkdir(parents=True)
+        (tmp_path / name / "model.json").write_text(json.dumps({"architecture": "llama", "config": config}))
+        (tmp_path / name / "1" / "weights-q8.gguf").write_bytes(gguf_bytes)  # any *.gguf name
+    test_client = start_client(tmp_path)
+    try:
+        with torch.no_grad():
+            expected = reference(torch.tensor(IDS)).logits.numpy()
+        np.testing.assert_allclose(_logits(test_client, "tiny-llama"), expected, atol=1e-5, rtol=0)
+        assert test_client.get("/v2/models/other-llama/ready").status_code != 200
+        index = {row["name"]: row for row in test_client.post("/v2/repository/index").json()}
+        assert index["other-llama"]["state"] == "UNAVAILABLE"
+        assert "rope_theta: the file has 10000.0, model.json 500000.0" in index["other-llama"]["reason"]
+    finally:
+        test_client.__exit__(None, None, None)
