@@ -5,9 +5,11 @@ end-of-sequence ids and its chat template. Two loaders build one:
 
 - :func:`load_gguf_tokenizer` from a GGUF file's metadata (``tokenizer.ggml.*``), as
   transformers' ``AutoTokenizer.from_pretrained(folder, gguf_file=...)`` converts it: a
-  byte-level BPE (``tokenizer.ggml.model == "gpt2"``) over the file's tokens and merges, control
-  tokens as special added tokens, user-defined ones as plain added tokens, the pre-tokenizer
-  split chosen by ``tokenizer.ggml.pre``, BOS/EOS added as ``add_bos_token``/``add_eos_token`` say.
+  byte-level BPE (``tokenizer.ggml.model == "gpt2"``: Llama 3, Qwen, SmolLM) over the file's
+  tokens and merges, or a SentencePiece-style BPE (``"llama"``: Llama 2, TinyLlama, Mistral) with
+  byte fallback and merges recovered from the scores; control tokens as special added tokens,
+  user-defined ones as plain added tokens, the pre-tokenizer split chosen by
+  ``tokenizer.ggml.pre``, BOS/EOS added as ``add_bos_token``/``add_eos_token`` say.
 - :func:`load_folder_tokenizer` from a Hugging Face model folder: ``tokenizer.json`` (whose
   post-processor adds BOS/EOS, if any), with ``tokenizer_config.json`` (special tokens, ``chat_template``),
   ``chat_template.jinja``, and the end-of-sequence ids of ``generation_config.json`` or
@@ -34,6 +36,7 @@ __all__ = ["ChatTokenizer", "SpecialTokens", "load_folder_tokenizer", "load_gguf
 logger = logging.getLogger("models.text_tokenizer")
 
 _CONTROL, _USER_DEFINED = 3, 4  # GGUF token types (llama.cpp's llama_token_type)
+_OWN_SENTENCEPIECE = ("gemma", "gemma2", "gemma3", "phi3")  # transformers builds these differently
 
 # The split each ``tokenizer.ggml.pre`` names (as transformers maps them); any other value keeps
 # byte-level BPE's own GPT-2 split.
@@ -204,27 +207,33 @@ def load_gguf_tokenizer(reader: Any) -> ChatTokenizer:
 
     Raises:
         ArchitectureError: the file has no tokenizer, or one of a kind not supported here
-            (only ``tokenizer.ggml.model == "gpt2"``, byte-level BPE), or broken metadata.
+            (``tokenizer.ggml.model`` other than ``"gpt2"`` and ``"llama"``, or a Gemma or Phi-3
+            SentencePiece vocabulary), or broken metadata.
     """
     meta = _GGUFMetadata(reader)
     kind = meta.get("tokenizer.ggml.model")
     if kind is None:
         raise ArchitectureError("the GGUF file has no tokenizer (no 'tokenizer.ggml.model' key)")
-    if kind != "gpt2":
-        raise ArchitectureError(
-            f"the GGUF file's tokenizer is {kind!r} (tokenizer.ggml.model); only 'gpt2' (byte-level BPE, "
-            "as Llama 3, Qwen, SmolLM and GPT-2 files have) is supported: serve a tokenizer.json instead"
-        )
     tokens = meta.require_list("tokenizer.ggml.tokens", str)
     types = meta.get("tokenizer.ggml.token_type") or []
-    merges = meta.require_list("tokenizer.ggml.merges", str)
-    tokenizer = _byte_level_bpe(tokens, merges)
-    _add_gguf_tokens(tokenizer, tokens, types)
-    tokenizer.pre_tokenizer = _pre_tokenizer(meta.get("tokenizer.ggml.pre"))
+    if kind == "gpt2":
+        tokenizer = _byte_level_bpe(tokens, meta.require_list("tokenizer.ggml.merges", str))
+    elif kind == "llama":
+        tokenizer = _sentencepiece_bpe(meta, tokens)
+    else:
+        raise ArchitectureError(
+            f"the GGUF file's tokenizer is {kind!r} (tokenizer.ggml.model); supported: 'gpt2' (byte-level "
+            "BPE) and 'llama' (SentencePiece BPE): serve a tokenizer.json instead"
+        )
+    _add_gguf_tokens(tokenizer, tokens, types, byte_level=kind == "gpt2")
+    split = _split_pre_tokenizer(meta.get("tokenizer.ggml.pre"))
+    if split is not None:
+        tokenizer.pre_tokenizer = split
     special = SpecialTokens(*(_token_at(meta, tokens, key) for key in ("bos", "eos", "unknown", "padding")))
     _add_named_special_tokens(tokenizer, special)
-    _set_post_processor(tokenizer, special, bool(meta.get("tokenizer.ggml.add_bos_token", False)),
-                        bool(meta.get("tokenizer.ggml.add_eos_token", False)))
+    add_bos = meta.get("tokenizer.ggml.add_bos_token", kind == "llama")  # SentencePiece: BOS unless told
+    add_eos = meta.get("tokenizer.ggml.add_eos_token", False)
+    _set_post_processor(tokenizer, special, bool(add_bos), bool(add_eos))
     eos_ids = [meta.get(f"tokenizer.ggml.{k}_token_id") for k in ("eos", "eot", "eom")]
     return ChatTokenizer(tokenizer, special, [i for i in eos_ids if i is not None],
                          meta.get("tokenizer.chat_template"))
@@ -272,27 +281,75 @@ def _byte_level_bpe(tokens: list[str], merges: list[str]) -> Any:
         # A token written in plain text rather than the byte alphabet is respelled into it.
         key = token if set(token) <= spelled else "".join(alphabet[b] for b in token.encode("utf-8"))
         vocab[key] = index
-    pairs = []
-    for index, merge in enumerate(merges):
-        pair = tuple(merge.split(" "))
-        if len(pair) != 2:
-            raise ArchitectureError(f"GGUF merge {index} {merge!r} is not two tokens separated by one space")
-        pairs.append(pair)
+    pairs = [_merge_pair(index, merge) for index, merge in enumerate(merges)]
     model = tokenizers.models.BPE(vocab=vocab, merges=pairs, dropout=None, continuing_subword_prefix="",
                                   end_of_word_suffix="", fuse_unk=False)
     tokenizer = tokenizers.Tokenizer(model)
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = tokenizers.decoders.ByteLevel()
     return tokenizer
 
 
-def _add_gguf_tokens(tokenizer: Any, tokens: list[str], types: list[int]) -> None:
+def _sentencepiece_bpe(meta: _GGUFMetadata, tokens: list[str]) -> Any:
+    """Llama's SentencePiece BPE: ``▁`` for spaces (prepended to the text), byte fallback, no normalizer."""
+    architecture = meta.get("general.architecture")
+    if architecture in _OWN_SENTENCEPIECE:
+        raise ArchitectureError(
+            f"the GGUF file's {architecture!r} SentencePiece tokenizer is not supported here: serve its "
+            "tokenizer.json instead"
+        )
+    tokenizers = _import_tokenizers()
+    vocab = {token: index for index, token in enumerate(tokens)}
+    given = meta.get("tokenizer.ggml.merges")
+    if given is not None:
+        merges = [_merge_pair(i, m) for i, m in enumerate(meta.require_list("tokenizer.ggml.merges", str))]
+    else:
+        scores = meta.require_list("tokenizer.ggml.scores", float)
+        merges = _merges_from_scores(vocab, dict(zip(tokens, scores)))
+    model = tokenizers.models.BPE(vocab=vocab, merges=merges, fuse_unk=True, byte_fallback=True, dropout=None)
+    tokenizer = tokenizers.Tokenizer(model)
+    tokenizer.normalizer = None
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first",
+                                                                  split=False)
+    decoders = tokenizers.decoders
+    tokenizer.decoder = decoders.Sequence([
+        decoders.Replace("▁", " "),
+        decoders.ByteFallback(),
+        decoders.Fuse(),
+        decoders.Strip(content=" ", left=1),
+    ])
+    return tokenizer
+
+
+def _merges_from_scores(vocab: Mapping[str, int], scores: Mapping[str, float]) -> list[tuple[str, str]]:
+    """The merges a scored vocabulary implies: every split of a token into two known tokens, best
+    score first (then the shorter left part), ties in vocabulary order (transformers' ``generate_merges``)."""
+    found = []
+    for token, score in scores.items():
+        pairs = [(token[:i], token[i:]) for i in range(1, len(token))]
+        known = [p for p in pairs if p[0] in vocab and p[1] in vocab]
+        known.sort(key=lambda p: (vocab[p[0]], vocab[p[1]]))
+        found.extend((left, right, score) for left, right in known)
+    found.sort(key=lambda m: (m[2], len(m[0]), len(m[1])), reverse=True)
+    return [(left, right) for left, right, _ in found]
+
+
+def _merge_pair(index: int, merge: str) -> tuple[str, str]:
+    pair = merge.split(" ")
+    if len(pair) != 2:
+        raise ArchitectureError(f"GGUF merge {index} {merge!r} is not two tokens separated by one space")
+    return pair[0], pair[1]
+
+
+def _add_gguf_tokens(tokenizer: Any, tokens: list[str], types: list[int], byte_level: bool) -> None:
     """Control tokens as special added tokens, user-defined ones as plain added tokens (kept whole)."""
     tokenizers = _import_tokenizers()
     spelled = set(_byte_alphabet().values())
     control = [
         tokenizers.AddedToken(token, normalized=False, special=True)
         for token, kind in zip(tokens, types)
-        if kind == _CONTROL and set(token) <= spelled  # another spelling: a mislabel that grows the vocab
+        # in a byte-level vocabulary, another spelling is a mislabel that would grow the vocabulary
+        if kind == _CONTROL and (not byte_level or set(token) <= spelled)
     ]
     if control:
         tokenizer.add_special_tokens(control)
@@ -306,11 +363,12 @@ def _add_gguf_tokens(tokenizer: Any, tokens: list[str], types: list[int]) -> Non
         tokenizer.add_tokens(user)
 
 
-def _pre_tokenizer(pre: str | None) -> Any:
+def _split_pre_tokenizer(pre: str | None) -> Any:
+    """The split ``tokenizer.ggml.pre`` names, then byte-level; None: keep the vocabulary's own."""
     pre_tokenizers = _import_tokenizers().pre_tokenizers
     split = _PRE_TOKENIZER_SPLITS.get(pre or "")
     if split is None:
-        return pre_tokenizers.ByteLevel(add_prefix_space=False)
+        return None
     regex = _import_tokenizers().Regex(split)
     return pre_tokenizers.Sequence([
         pre_tokenizers.Split(regex, behavior="isolated"),

@@ -36,12 +36,19 @@ import mininn
 from app.errors import ServiceError
 from app.runtime.versions import LoadError, assemble
 from app.settings import SettingsError, load_settings
-from app.store.repository import ModelRepository, ModelSpec, spec_from_document, validate_model_name
+from app.store.repository import (
+    TEXT_GENERATION,
+    ModelRepository,
+    ModelSpec,
+    spec_from_document,
+    validate_model_name,
+)
 from models.code import parse_module_ref
 
 __all__ = ["main"]
 
 _EXIT_OK, _EXIT_FAILED, _EXIT_USAGE = 0, 1, 2
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")  # a language model's
 
 
 class FolderError(Exception):
@@ -86,6 +93,11 @@ def _parser() -> argparse.ArgumentParser:
                         "(an empty NAME takes the forward parameter's name)")
     parser.add_argument("--output", action="append", default=[], metavar="NAME:DATATYPE:SHAPE",
                         help="the outputs, in order (default: found by the warm-up forward)")
+    parser.add_argument("--task", choices=[TEXT_GENERATION],
+                        help="text-generation: a causal language model, forward(input_ids) -> logits; no "
+                        "--input needed, and the tokenizer.json beside the code file (if any) is copied")
+    parser.add_argument("--context-length", type=int,
+                        help="a language model's longest sequence (default: its block_size)")
     parser.add_argument("--max-batch-size", type=int, help="largest batch per request (0: no batching)")
     parser.add_argument("--description", default="", help="one line for listings")
     parser.add_argument("--repository", help="the model repository (default: MININN_MODEL_REPOSITORY)")
@@ -152,10 +164,15 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[Path, ModelSpec, dict[str
         raise FolderError(f"--code: {exc}") from None
     if not isinstance(init, dict):
         raise FolderError("--init must be a JSON object of keyword arguments, e.g. '{\"num_classes\": 10}'")
-    if not args.input:
+    if not args.input and args.task is None:
         raise FolderError("give one --input NAME:DATATYPE:SHAPE per forward argument, e.g. x:FP32:-1,3,32,32")
     document: dict[str, Any] = {"module": module_ref, "init": init}
-    document["inputs"] = [_tensor_arg(text, "--input") for text in args.input]
+    if args.task is not None:
+        document["task"] = args.task
+    if args.context_length is not None:
+        document["context_length"] = args.context_length
+    if args.input:
+        document["inputs"] = [_tensor_arg(text, "--input") for text in args.input]
     if args.output:
         document["outputs"] = [_tensor_arg(text, "--output") for text in args.output]
     if args.max_batch_size is not None:
@@ -198,7 +215,8 @@ def _imported_files(servable: Any, folder: Path) -> list[str]:
             with contextlib.suppress(ValueError):
                 found.append(str(Path(path).resolve().relative_to(folder)))
     code_file = servable.architecture.partition(":")[0]
-    return [code_file, *sorted(f for f in set(found) if f != code_file)]
+    data = [f for f in TOKENIZER_FILES if getattr(servable, "generator", None) and (folder / f).is_file()]
+    return [code_file, *sorted(f for f in set(found) if f != code_file), *data]
 
 
 def _write_folder(

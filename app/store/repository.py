@@ -56,6 +56,7 @@ from app.settings import check_device, check_float_dtype
 __all__ = [
     "MODEL_NAME_PATTERN",
     "SPEC_FILE",
+    "TEXT_GENERATION",
     "WEIGHTS_FILES",
     "DiskState",
     "FileIdentity",

@@ -68,6 +68,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]
     _write(repository / "bigram", BIGRAM, {"module": "model.py:Bigram", "task": "text-generation"}, bigram)
     _write(repository / "bigram-8", BIGRAM,
            {"module": "model.py:Bigram", "task": "text-generation", "context_length": 8}, bigram)
+    _write(repository / "broken", MODEL_FILE.read_text(), {**spec, "module": "model.py:BrokenGPT"}, state)
+    _write(repository / "bad-tokenizer", MODEL_FILE.read_text(), spec, state)
+    (repository / "bad-tokenizer" / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": 3}}')
     client = start_client(repository)
     try:
         yield client, model
@@ -126,6 +129,23 @@ def test_a_model_without_context_length_is_unavailable_with_the_reason(served: t
     assert client.app.state.service.manager.version("bigram-8").generator.context_length == 8
 
 
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("broken", "warm-up forward on the example inputs: model.py:BrokenGPT: forward gave logits float32 "
+                   "[1, 64] for input_ids [1, 2]"),
+        ("bad-tokenizer", "cannot read tokenizer.json"),
+    ],
+)
+def test_a_broken_language_model_is_unavailable_with_the_reason(
+    served: tuple[Any, Any], name: str, words: str
+) -> None:
+    client, _ = served
+    index = {entry["name"]: entry for entry in client.post("/v2/repository/index", json={}).json()}
+    assert index[name]["state"] == "UNAVAILABLE"
+    assert words in index[name]["reason"]
+
+
 def test_infer_refuses_more_tokens_than_the_context_length(served: tuple[Any, Any]) -> None:
     client, _ = served
     body = {"inputs": [{"name": "input_ids", "datatype": "INT64", "shape": [1, 9], "data": [1] * 9}]}
@@ -155,3 +175,10 @@ def test_bad_text_generation_model_json_is_422_naming_the_key(document: dict[str
 def test_a_text_generation_module_needs_no_inputs() -> None:
     spec = parse_spec(json.dumps({"module": "model.py:Net", "task": "text-generation"}), "m/model.json")
     assert (spec.task, spec.context_length, spec.inputs) == ("text-generation", None, None)
+
+
+def test_the_store_and_the_models_name_the_task_alike() -> None:
+    from app.store.repository import TEXT_GENERATION
+    from models.causal_lm import TEXT_GENERATION as MODELS_TEXT_GENERATION
+
+    assert TEXT_GENERATION == MODELS_TEXT_GENERATION == "text-generation"

@@ -3,6 +3,7 @@ models.causal_lm: greedy output equal to the same greedy loop in torch, with and
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import shutil
@@ -83,11 +84,11 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     return folder, model
 
 
-def _serve(folder: Path, name: str = "GPT", **spec: Any) -> Any:
-    """Build, load the weights strictly, eval and warm up, as the server's loader does."""
+def _serve(folder: Path, name: str = "GPT", dtype: Any = None, **spec: Any) -> Any:
+    """Build, load the weights strictly, move, eval and warm up, as the server's loader does."""
     servable = causal_lm_servable(folder, CodeSpec(f"model.py:{name}", INIT, task="text-generation", **spec))
     servable.module.load_state_dict(mininn.load(folder / "weights.npz"), strict=True)
-    servable.module.eval()
+    servable.module.to("cpu", dtype or mininn.float32).eval()
     with mininn.no_grad():
         servable.predict(servable.example_inputs(1))
     return servable
@@ -140,6 +141,19 @@ def test_greedy_generation_equals_the_torch_greedy_loop(trained: Trained, name: 
         assert tokens == expected, text
         np.testing.assert_allclose(np.stack(rows), np.stack(expected_rows), rtol=1e-4, atol=1e-4)
         assert generator.tokenizer.decode(tokens) == tokenizer.decode(expected)
+
+
+@pytest.mark.parametrize("name", ["GPT", "CachedGPT"])
+def test_in_float64_every_steps_logits_equal_torch_to_1e_10(trained: Trained, name: str) -> None:
+    folder, model = trained
+    servable = _serve(folder, name, dtype=mininn.float64)
+    assert servable.outputs[0].datatype == "FP64"
+    prompt = servable.generator.tokenizer.encode(PROMPTS[0])
+    tokens, rows = _greedy(servable.generator, prompt, STEPS)
+    expected, expected_rows = _torch_greedy(copy.deepcopy(model).double(), prompt, STEPS)
+    assert tokens == expected
+    assert rows[0].dtype == np.float64
+    np.testing.assert_allclose(np.stack(rows), np.stack(expected_rows), rtol=0, atol=1e-10)
 
 
 def test_what_a_sequence_gets_does_not_depend_on_its_decode_neighbours(trained: Trained) -> None:

@@ -92,12 +92,65 @@ def saved_folder(reference, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module", params=["gguf", "tokenizer.json"])
-def pair(request: pytest.FixtureRequest, reference, saved_folder: Path):
-    """(ours, transformers') from the GGUF file, then from the folder transformers saved."""
+@pytest.fixture(scope="module")
+def sentencepiece_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GGUF file with a Llama-2-style SentencePiece BPE vocabulary (``tokenizer.ggml.model == "llama"``):
+    <unk>, <s>, </s>, 256 byte tokens, then pieces learned from TEXTS, scored by merge order; no merges."""
+    import tokenizers
+
+    learner = tokenizers.Tokenizer(tokenizers.models.BPE(byte_fallback=True, unk_token="<unk>"))
+    learner.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first",
+                                                                split=False)
+    trainer = tokenizers.trainers.BpeTrainer(vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"])
+    learner.train_from_iterator(TEXTS * 3, trainer)
+    learned = json.loads(learner.to_str())["model"]
+    merged = ["".join(m) if isinstance(m, list) else m.replace(" ", "") for m in learned["merges"]]
+    rank = {token: k for k, token in enumerate(merged)}
+    ordered = sorted(learned["vocab"], key=learned["vocab"].get)
+    pieces = [t for t in ordered if t not in ("<unk>", "<s>", "</s>")]
+    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256)), *pieces]
+    folder = tmp_path_factory.mktemp("sentencepiece")
+    writer = gguf.GGUFWriter(str(folder / "sp.gguf"), "llama")
+    writer.add_context_length(64)
+    writer.add_embedding_length(16)
+    writer.add_block_count(1)
+    writer.add_feed_forward_length(32)
+    writer.add_head_count(2)
+    writer.add_head_count_kv(2)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([0.0] * 259 + [-float(rank.get(p, 10**6 + n)) for n, p in enumerate(pieces)])
+    writer.add_token_types([2, 3, 3, *[6] * 256, *[1] * len(pieces)])  # unknown, control, byte, normal
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_unk_token_id(0)
+    writer.add_chat_template("{% for m in messages %}{{ bos_token }}[{{ m['role'] }}] {{ m['content'] }}"
+                             "{{ eos_token }}{% endfor %}"
+                             "{% if add_generation_prompt %}[assistant]{% endif %}")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return folder / "sp.gguf"
+
+
+_SMOLLM2 = pytest.mark.slow  # reading the 98 MB GGUF twice (ours and transformers') takes 20-60 s
+
+
+@pytest.fixture(scope="module", params=[pytest.param("gguf", marks=_SMOLLM2),
+                                        pytest.param("tokenizer.json", marks=_SMOLLM2), "sentencepiece gguf"])
+def pair(request: pytest.FixtureRequest):
+    """(ours, transformers'): SmolLM2's GGUF file, the folder transformers saved from it, and a
+    SentencePiece-BPE GGUF written here."""
     if request.param == "gguf":
-        return request.getfixturevalue("from_gguf"), reference
-    return load_folder_tokenizer(saved_folder), transformers.AutoTokenizer.from_pretrained(str(saved_folder))
+        return request.getfixturevalue("from_gguf"), request.getfixturevalue("reference")
+    if request.param == "tokenizer.json":
+        folder = request.getfixturevalue("saved_folder")
+        return load_folder_tokenizer(folder), transformers.AutoTokenizer.from_pretrained(str(folder))
+    path = request.getfixturevalue("sentencepiece_gguf")
+    reference = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    return load_gguf_tokenizer(gguf.GGUFReader(str(path))), reference
 
 
 def test_there_are_at_least_200_distinct_test_strings() -> None:
@@ -144,6 +197,7 @@ def test_chat_template_renders_as_transformers(pair, index: int, add_generation_
     assert ours.encode_chat(messages, add_generation_prompt=add_generation_prompt) == list(ids)
 
 
+@_SMOLLM2
 def test_special_token_ids_follow_the_gguf_metadata(from_gguf: ChatTokenizer, reference) -> None:
     assert from_gguf.eos_token_ids == (reference.eos_token_id,) == (2,)
     assert from_gguf.bos_token_id == reference.bos_token_id == 1
@@ -151,6 +205,7 @@ def test_special_token_ids_follow_the_gguf_metadata(from_gguf: ChatTokenizer, re
     assert from_gguf.vocab_size == len(reference) == 49152
 
 
+@_SMOLLM2
 def test_folder_tokenizer_reads_eos_ids_from_generation_config(saved_folder: Path, tmp_path: Path) -> None:
     for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
         (tmp_path / name).write_bytes((saved_folder / name).read_bytes())
@@ -158,6 +213,7 @@ def test_folder_tokenizer_reads_eos_ids_from_generation_config(saved_folder: Pat
     assert load_folder_tokenizer(tmp_path).eos_token_ids == (2, 0)
 
 
+@_SMOLLM2
 def test_tokenizer_json_alone_decides_bos_and_eos_as_transformers(saved_folder: Path, tmp_path: Path) -> None:
     """transformers (v5) ignores tokenizer_config.json's add_bos_token/add_eos_token there."""
     for name in ("tokenizer.json", "chat_template.jinja"):
@@ -191,6 +247,13 @@ def test_a_tokenizer_trained_with_tokenizers_equals_transformers_fast_tokenizer(
         ids = ref(text).input_ids
         assert ours.encode(text) == ids, text
         assert ours.decode(ids) == ref.decode(ids, skip_special_tokens=True), text
+
+
+def test_the_pre_tokenizer_split_of_each_gguf_pre_name_is_transformers() -> None:
+    mapping = pytest.importorskip("transformers.integrations.gguf.gguf_tokenizer_mapping")
+    from models.text_tokenizer import _PRE_TOKENIZER_SPLITS
+
+    assert _PRE_TOKENIZER_SPLITS == mapping.GGUF_PRE_TOKENIZER_SPLITS
 
 
 # -- bad inputs and files ---------------------------------------------------------------------------------
@@ -269,16 +332,16 @@ def test_malformed_folder_files_raise_architecture_error_naming_the_file(
         assert word in str(caught.value)
 
 
-def test_gguf_without_a_byte_level_tokenizer_is_refused(tmp_path: Path) -> None:
+def test_gguf_with_an_unsupported_tokenizer_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "tiny.gguf"
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_tokenizer_model("llama")
+    writer = gguf.GGUFWriter(str(path), "t5")
+    writer.add_tokenizer_model("t5")
     writer.add_token_list(["<unk>", "a"])
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    with pytest.raises(ArchitectureError, match="tokenizer is 'llama'.*only 'gpt2'"):
+    with pytest.raises(ArchitectureError, match="tokenizer is 't5'.*supported: 'gpt2'.*and 'llama'"):
         load_gguf_tokenizer(gguf.GGUFReader(str(path)))
 
 

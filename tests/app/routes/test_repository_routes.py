@@ -154,8 +154,9 @@ def test_load_errors(client: TestClient) -> None:
             {"parameters": {"config": '{"max_batch_size": 4, "input": [], "platform": "onnx"}'}},
             400,
             "failed to load 'mlp': load parameter 'config' has unknown keys input, platform; accepted keys: "
-            "architecture, batch_delay_ms, config, description, device, dtype, dynamic_batching, init, "
-            "inputs, instance_group, labels, max_batch_size, module, name, outputs",
+            "architecture, batch_delay_ms, config, context_length, description, device, dtype, "
+            "dynamic_batching, init, inputs, instance_group, labels, max_batch_size, module, name, outputs, "
+            "task",
         ),
         (
             "mlp",

@@ -104,3 +104,46 @@ def test_an_existing_model_is_not_replaced(project: Path, capsys) -> None:
     assert main(add(project, "--init", '{"hidden": 4}')) == 1
     assert "already exists" in capsys.readouterr().err
     assert (project / "repo" / "net" / "model.json").read_bytes() == before
+
+
+BIGRAM = '''
+import torch.nn as nn
+
+
+class Bigram(nn.Module):
+    def __init__(self, vocab=300):
+        super().__init__()
+        self.table = nn.Embedding(vocab, vocab)
+
+    def forward(self, idx):
+        return self.table(idx)
+'''
+
+
+def test_add_model_for_a_language_model_takes_task_and_copies_its_tokenizer(tmp_path: Path, capsys) -> None:
+    import tokenizers
+
+    (tmp_path / "bigram.py").write_text(BIGRAM)
+    torch.save({"table.weight": torch.randn(300, 300)}, tmp_path / "bigram.pt")
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.BPE())
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(vocab_size=280,
+                                             initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(["a tiny corpus for a tiny tokenizer"], trainer)
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    argv = ["bigram", "--code", f"{tmp_path / 'bigram.py'}:Bigram", "--weights", str(tmp_path / "bigram.pt"),
+            "--task", "text-generation", "--context-length", "16", "--repository", str(tmp_path / "repo")]
+    assert main(argv) == 0, capsys.readouterr().err
+    folder = tmp_path / "repo" / "bigram"
+    assert sorted(os.listdir(folder)) == ["1", "bigram.py", "model.json", "tokenizer.json"]
+    assert json.loads((folder / "model.json").read_text()) == {
+        "module": "bigram.py:Bigram", "init": {}, "task": "text-generation", "context_length": 16,
+    }
+    assert "output logits: FP32 [-1, -1, 300]" in capsys.readouterr().out
+    assert main(["bigram", "--check", "--repository", str(tmp_path / "repo")]) == 0
+
+
+def test_add_model_refuses_a_context_length_without_the_task(project: Path, capsys) -> None:
+    assert main(add(project, "--context-length", "8")) == 1
+    assert "'context_length' goes with 'module' code and \"task\"" in capsys.readouterr().err
+    assert not (project / "repo" / "net").exists()
