@@ -34,8 +34,8 @@ class Servable:
         inputs: The V2 input specs, batch dimension first.
         outputs: The V2 output specs, batch dimension first.
         batchable: Whether requests may be stacked along the first dimension.
-        generator: The ``TextGenerator`` of a text-generation model (docs/generation.md): an
-            architecture's (prefill/decode over a KV cache) or a user's causal LM; None for others.
+        generator: The ``TextGenerator`` of a text-generation model (``models.causal_lm``, the
+            llama architecture); None for other models.
     """
 
     def __init__(self, architecture: Architecture, config: Any, module: Module, processor: Processor) -> None:

@@ -5,8 +5,8 @@ random weights, a real per-sequence KV cache, UTF-8 bytes as tokens, a chat
 template ``role: content`` per line) served from a model folder like any
 model: ``model.json`` names the architecture, ``1/weights.safetensors`` holds
 its state dict, and ``/infer`` takes ``input_ids`` INT64 ``[-1, -1]`` and answers
-``logits``. The loader gets its generator from :func:`attach_generators`, which
-gives each loaded ``test-tiny-lm`` servable a ``TinyGenerator`` over its module.
+``logits``. Its generator is a ``TinyGenerator`` over the servable's module (the
+registry's ``generator`` factory, as the zoo's ``llama`` has one).
 
 Its config: ``context`` (the context length), ``fail_at`` (the generator raises
 once a sequence reaches this many tokens: a model failing mid-generation; 0:
@@ -64,6 +64,7 @@ def register() -> None:
             signature=lambda c: Signature(
                 [TensorSpec("input_ids", "INT64", (-1, -1))], [TensorSpec("logits", "FP32", (-1, -1, VOCAB))]
             ),
+            generator=generator_for,
         ),
         replace=True,
     )
@@ -88,21 +89,6 @@ def generator_for(servable: Any) -> TinyGenerator:
 
         generator.decode = slow_decode  # type: ignore[method-assign]
     return generator
-
-
-def attach_generators() -> None:
-    """Give every ``test-tiny-lm`` servable the loader assembles its generator."""
-    from app.runtime import versions
-
-    assemble = versions.assemble
-
-    def assemble_with_generator(spec: Any, *args: Any, **kwargs: Any) -> Any:
-        servable = assemble(spec, *args, **kwargs)
-        if spec.architecture == TINY:
-            servable.generator = generator_for(servable)
-        return servable
-
-    versions.assemble = assemble_with_generator
 
 
 def write_tiny_lm(root: Path, name: str, seed: int = 0, **config: Any) -> Path:
@@ -135,7 +121,6 @@ def generation_repository(root: Path) -> Path:
 
 if __name__ == "__main__":
     register()
-    attach_generators()
     from app.__main__ import main
 
     sys.exit(main([]))

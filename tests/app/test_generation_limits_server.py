@@ -9,6 +9,7 @@ unless the client that asked for it goes away and cancels it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,8 +20,11 @@ import pytest
 from _app_support import wait_until
 from _generation_support import GenerationServer, start_generation_server
 
+pytestmark = pytest.mark.slow  # a server of its own, and waits that must run out
+
 openai = pytest.importorskip("openai")
 grpcclient = pytest.importorskip("tritonclient.grpc")
+from tritonclient.utils import InferenceServerException  # noqa: E402
 
 READ = {"Authorization": "Bearer reader"}
 LONG = {"model": "slow", "prompt": "Hi", "max_tokens": 400, "temperature": 0}
@@ -91,7 +95,7 @@ def test_a_full_engine_is_a_503_with_retry_after_in_each_protocols_shape(server:
         )
         assert triton.status_code == 503 and "retry-after" in triton.headers
         assert set(triton.json()) == {"error"}
-    free_again(server, within=4)
+    free_again(server, within=6)
 
 
 def test_closing_an_openai_stream_cancels_its_generation(server: GenerationServer) -> None:
@@ -110,8 +114,8 @@ def test_closing_an_openai_stream_cancels_its_generation(server: GenerationServe
     ) as running:
         lines = running.iter_lines()
         assert next(lines).startswith("data: ")
-    free_again(server, within=4)
-    assert time.monotonic() - started < 6  # the 400 tokens would take 8 s
+    free_again(server, within=6)
+    assert time.monotonic() - started < 7.5  # the 400 tokens take 8 s at least (20 ms a step)
 
 
 def test_a_client_that_gives_up_on_a_whole_answer_cancels_it(server: GenerationServer) -> None:
@@ -124,8 +128,8 @@ def test_a_client_that_gives_up_on_a_whole_answer_cancels_it(server: GenerationS
             httpx.post(
                 f"{server.base_url}{path}", json=body, headers=READ, timeout=httpx.Timeout(10, read=0.5)
             )
-        free_again(server, within=4)
-        assert time.monotonic() - started < 6, path
+        free_again(server, within=6)
+        assert time.monotonic() - started < 7.5, path
 
 
 def test_closing_a_grpc_stream_cancels_its_generations(server: GenerationServer) -> None:
@@ -143,8 +147,8 @@ def test_closing_a_grpc_stream_cancels_its_generations(server: GenerationServer)
     assert all(error is None for _, error in received)
     client.stop_stream(cancel_requests=True)
     client.close()
-    free_again(server, within=4)
-    assert time.monotonic() - started < 6
+    free_again(server, within=6)
+    assert time.monotonic() - started < 7.5
 
 
 def test_a_wrong_key_ends_a_grpc_stream(server: GenerationServer) -> None:
@@ -156,7 +160,8 @@ def test_a_wrong_key_ends_a_grpc_stream(server: GenerationServer) -> None:
     )
     prompt = grpcclient.InferInput("text_input", [1], "BYTES")
     prompt.set_data_from_numpy(np.array([b"Hi"], dtype=object))
-    client.async_stream_infer("tiny", [prompt])
+    with contextlib.suppress(InferenceServerException):  # the stream may be refused before this is sent
+        client.async_stream_infer("tiny", [prompt])
     wait_until(lambda: bool(received), 10, "the refusal")
     client.stop_stream()
     client.close()
