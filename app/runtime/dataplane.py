@@ -39,7 +39,7 @@ from app.runtime.labels import label_files
 from app.runtime.load_config import apply_load_config, load_config_parameter
 from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion
 from app.runtime.steering import Steering
-from app.runtime.token_hooks import module_shapes
+from app.runtime.token_hooks import check_capture_size, module_shapes
 from app.settings import Settings
 from app.store.repository import ModelSpec, parse_version
 from app.store.steering import SteeringStore
@@ -201,6 +201,10 @@ class DataPlane:
             request = dataclasses.replace(request, token_fields=None, **fields)
         if request.edits or request.capture is not None:  # found once per model, off the event loop
             await asyncio.to_thread(module_shapes, model.generator)
+            check_capture_size(
+                request.capture, model.generator, prompt_length=len(request.prompt_ids),
+                limit=self.settings.max_activation_elements,
+            )
         stream = model.engine.submit(request)
         logger.debug(
             "request %s: model %s version %d, generating from %d prompt tokens",

@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 import mininn
-from app.errors import UnprocessableError
+from app.errors import PayloadTooLargeError, UnprocessableError
 from app.runtime.token_edits import SelectorError, SequencePlan, StepCapture, TokenEdit, step_of
 from app.v2.tensors import host_array
 from mininn import Tensor
 from mininn.nn import ActivationCapture, CaptureError, Module
 from mininn.nn.capture import activation_stats, match_modules
 
-__all__ = ["Row", "module_shapes", "plan_sequence", "step_hooks"]
+__all__ = ["Row", "check_capture_size", "module_shapes", "plan_sequence", "step_hooks"]
 
 Row = tuple[SequencePlan, int, int] | None
 """One sequence of a generator call: its plan, its length after the call, and the step."""
@@ -103,6 +103,30 @@ def plan_sequence(
     except (CaptureError, SelectorError) as exc:
         raise UnprocessableError(str(exc)) from None
     return plan
+
+
+def check_capture_size(capture: Any, generator: Any, *, prompt_length: int, limit: int) -> None:
+    """Refuse a capture whose largest step (the prompt's, with ``positions: "all"``) would record
+    more than ``limit`` numbers (``MININN_MAX_ACTIVATION_ELEMENTS``); unknown modules are left to
+    :func:`plan_sequence`.
+
+    Raises:
+        PayloadTooLargeError: over the limit, naming the total.
+    """
+    if capture is None or capture.reduce == "stats":
+        return
+    shapes = module_shapes(generator)
+    positions = {"all": prompt_length, "last": 1}.get(capture.positions.kind, len(capture.positions.values))
+    try:
+        names = {n for entry in capture.modules for n, _ in match_modules(generator.module, [entry])}
+    except CaptureError:
+        return
+    total = sum(positions * int(np.prod(shapes.get(n) or (0,))) for n in names)
+    if total > limit:
+        raise PayloadTooLargeError(
+            f"the capture would record {total} numbers at one step, over the limit of {limit} "
+            "(MININN_MAX_ACTIVATION_ELEMENTS): capture fewer modules or positions, or reduce='stats'"
+        )
 
 
 def _names(module: Module, entry: str, label: str, shapes: dict[str, Any]) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.errors import ServiceError, UnprocessableError
+from app.errors import PayloadTooLargeError, ServiceError, UnprocessableError
 from app.runtime.dataplane import DataPlane
 from app.runtime.generation import GenerationRequest, GenerationResult, TokenEvent
 from app.runtime.manager import ModelManager
@@ -56,7 +56,7 @@ def plane(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     root = tmp_path_factory.mktemp("repo")
     seed_repository(root, names=["smollm2"])
     executor = ThreadPoolExecutor(1)
-    settings = Settings(model_repository=root, max_sequences=8)
+    settings = Settings(model_repository=root, max_sequences=8, max_activation_elements=200_000)
     manager = ModelManager(ModelRepository(root), settings, executor, Metrics())
     asyncio.run(manager.load_all())
     yield DataPlane(manager, settings)
@@ -259,6 +259,8 @@ def test_bad_requests_are_clear_and_change_nothing(plane: DataPlane, vector: np.
     refused({"steering": [{"name": "joy", "steps": {"start": 2, "stop": 9}}]}, "reaches step 8")
     refused({"steering": [{"name": "joy", "steps": [4]}]}, "reaches step 4")
     refused({"capture": {"modules": [LAYER], "reduce": "mean"}}, "capture.reduce")
+    with pytest.raises(PayloadTooLargeError, match="over the limit of 200000"):  # 49152 logits x prompt
+        asyncio.run(generate(plane, ids, {"capture": {"modules": ["lm_head"], "positions": "all"}}, 4))
     assert model.engine.running == 0 and model.engine.waiting == 0
 
     before = plane.steering.list("smollm2")
