@@ -133,6 +133,10 @@ class DataPlane:
             check_request_parameters(request.parameters, model=model.name, accepts=accepts)
             check_classification(request.outputs, model.output_datatypes)
             capture = capture_for(request) if capture_for is not None else None
+            if request.parameters.get("steering") is not None:
+                capture = self.steering.infer_capture(
+                    model, request.parameters["steering"], capture, self.settings.max_activation_elements
+                )
             batch_size, input_ns = request.batch_size, time.perf_counter_ns() - started
             timeout_ms = request.timeout_us / 1e3 if request.timeout_us else self.settings.request_timeout_ms
             work = model.runner.infer(

@@ -23,9 +23,10 @@ import numpy as np
 import mininn
 from app.errors import NotFoundError, UnprocessableError
 from app.runtime.manager import ModelVersion
+from app.runtime.token_edits import ALL_POSITIONS, ALL_STEPS
 from app.runtime.token_hooks import module_shapes
 from app.store.steering import SteeringStore, check_directions, read_upload, validate_vector_name
-from app.v2.generation_fields import token_fields
+from app.v2.generation_fields import steering_edits, token_fields
 from app.v2.tensors import host_array
 from mininn.nn import ActivationCapture, CaptureError, ModuleList
 from mininn.nn.capture import match_modules
@@ -57,6 +58,35 @@ class Steering:
             UnprocessableError: a bad field, or an unknown vector (see :func:`token_fields`).
         """
         return token_fields(source, lambda name: self.store.read(model.name, name))
+
+    def infer_capture(
+        self, model: ModelVersion, value: Any, capture: ActivationCapture | None, max_elements: int
+    ) -> ActivationCapture:
+        """The capture of an inference request (``/infer``, gRPC ``ModelInfer``) with its ``steering``
+        parameter's vectors added to the modules' outputs (all positions: one forward).
+
+        Raises:
+            UnprocessableError: a bad ``steering`` entry, an unknown vector, or ``steps``/``positions``
+                (they select generation steps; an inference is one forward).
+        """
+        edits = steering_edits(value, lambda name: self.store.read(model.name, name))
+        for edit in edits:
+            if edit.steps != ALL_STEPS or edit.positions != ALL_POSITIONS:
+                raise UnprocessableError(
+                    f"{edit.label}: steps and positions select generation steps; an inference is one "
+                    "forward over every position, so leave them out (or use a generation route)"
+                )
+        added = [edit.intervention for edit in edits]
+        try:
+            if capture is None:
+                return ActivationCapture(model.module, interventions=added, max_elements=max_elements)
+            return ActivationCapture(
+                model.module, capture.module_names, capture=capture.capture, reduce=capture.reduce,
+                bins=capture.bins, interventions=[*capture.interventions, *added],
+                max_elements=capture.max_elements,
+            )
+        except CaptureError as exc:
+            raise UnprocessableError(f"parameter 'steering': {exc}") from None
 
     # ---- the vectors -----------------------------------------------------------------------------
     def list(self, name: str) -> dict[str, Any]:

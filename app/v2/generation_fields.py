@@ -39,7 +39,7 @@ from app.runtime.token_edits import (
 from app.v2.capture_fields import IndexExpression, intervention_from_json, parse_index
 from mininn.nn import CaptureError, Intervention
 
-__all__ = ["TOKEN_FIELDS", "VectorLookup", "token_fields"]
+__all__ = ["TOKEN_FIELDS", "VectorLookup", "steering_edits", "token_fields"]
 
 TOKEN_FIELDS = ("interventions", "steering", "capture")
 STEERING_KEYS = ("name", "scale", "modules", "steps", "positions")
@@ -66,6 +66,18 @@ def token_fields(source: Mapping[str, Any], vectors: VectorLookup) -> dict[str, 
     except (CaptureError, SelectorError) as exc:
         raise UnprocessableError(str(exc)) from None
     return {"edits": tuple(edits), "capture": capture}
+
+
+def steering_edits(value: Any, vectors: VectorLookup) -> list[TokenEdit]:
+    """The edits of a ``steering`` list (or a string holding one).
+
+    Raises:
+        UnprocessableError: a bad entry (named) or an unknown vector.
+    """
+    try:
+        return _steering(_json(value, "steering"), vectors)
+    except (CaptureError, SelectorError) as exc:
+        raise UnprocessableError(str(exc)) from None
 
 
 def _json(value: Any, what: str) -> Any:

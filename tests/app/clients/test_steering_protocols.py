@@ -164,3 +164,36 @@ def test_grpc_stream_infer_parameters_steer_and_captures_are_outputs(
     tokens = [r for r in results if r.as_numpy("text_output") is not None]
     assert "".join(r.as_numpy("text_output")[0].decode() for r in tokens) == expected
     assert all(r.as_numpy(f"{MODULE}:output").shape == (1, 32) for r in tokens)
+
+
+def test_v2_infer_steering_parameter_edits_the_one_forward(server: GenerationServer) -> None:
+    ids = [256, *PROMPT.encode()]
+    body = {
+        "inputs": [{"name": "input_ids", "shape": [1, len(ids)], "datatype": "INT64", "data": ids}],
+        "parameters": {"steering": json.dumps(STEERING)},
+    }
+    url = f"{server.base_url}/v2/models/tiny/infer"
+    answer = httpx.post(url, json=body, timeout=60)
+    assert answer.status_code == 200, answer.text
+    logits = np.asarray(answer.json()["outputs"][0]["data"]).reshape(1, len(ids), -1)
+    plain_answer = httpx.post(url, json={"inputs": body["inputs"]}, timeout=60).json()
+    plain = np.asarray(plain_answer["outputs"][0]["data"])
+
+    folder = server.repository / "tiny"
+    config = TinyLMConfig(**json.loads((folder / "model.json").read_text())["config"])
+    module = build(config)
+    module.load_state_dict(load(str(folder / "1" / "weights.safetensors")))
+    module.to(dtype=mininn.float64).eval()
+    addend = mininn.tensor((np.float32(SCALE) * VECTOR).astype(np.float64))
+    handle = module.blocks[0].out.register_forward_hook(lambda m, args, out: out + addend)
+    try:
+        with mininn.no_grad():
+            expected = module(mininn.tensor([ids])).numpy()
+    finally:
+        handle.remove()
+    np.testing.assert_allclose(logits, expected, rtol=1e-6, atol=1e-7)  # logits travel as FP32
+    assert not np.allclose(plain.reshape(logits.shape), expected)
+    body["parameters"] = {"steering": json.dumps([{"name": "push", "steps": "generated"}])}
+    refused = httpx.post(url, json=body, timeout=60)
+    assert refused.status_code == 422
+    assert "steps and positions select generation steps" in refused.json()["error"]
