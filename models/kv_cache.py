@@ -157,7 +157,8 @@ def _attend(xp: Any, q: Any, keys: Any, values: Any, group: int, scale: float, s
     scores *= scale
     if T > 1:  # query t (position start + t) sees keys 0 .. start + t
         future = xp.arange(L)[None, :] > (start + xp.arange(T))[:, None]  # (T, L)
-        scores.reshape(nkv, group, T, L)[:, :, future] = -xp.inf
+        scores4 = scores.reshape(nkv, group, T, L)  # a view
+        scores4 += xp.where(future, scores.dtype.type(-xp.inf), scores.dtype.type(0))
     scores -= scores.max(axis=-1, keepdims=True)
     xp.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
