@@ -17,6 +17,7 @@ modules, so hooks see them.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,11 @@ import numpy as np
 
 from mininn.autograd.function import Context, Function
 
-__all__ = ["CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
+__all__ = ["ROW_WISE_DECODE", "CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
+
+# Whether decode steps (one token per row) project row by row, batch-invariant, in this context;
+# ``LlamaGenerator`` sets it from its ``batch_invariant``.
+ROW_WISE_DECODE: contextvars.ContextVar[bool] = contextvars.ContextVar("llama_row_wise_decode", default=True)
 
 
 def array_module(array: Any) -> Any:
