@@ -17,6 +17,7 @@ modules, so hooks see them.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,11 @@ import numpy as np
 
 from mininn.autograd.function import Context, Function
 
-__all__ = ["CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
+__all__ = ["ROW_WISE_DECODE", "CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
+
+# Whether decode steps (one token per row) project row by row, batch-invariant, in this context;
+# ``LlamaGenerator`` sets it from its ``batch_invariant``.
+ROW_WISE_DECODE: contextvars.ContextVar[bool] = contextvars.ContextVar("llama_row_wise_decode", default=True)
 
 
 def array_module(array: Any) -> Any:
@@ -157,7 +162,8 @@ def _attend(xp: Any, q: Any, keys: Any, values: Any, group: int, scale: float, s
     scores *= scale
     if T > 1:  # query t (position start + t) sees keys 0 .. start + t
         future = xp.arange(L)[None, :] > (start + xp.arange(T))[:, None]  # (T, L)
-        scores.reshape(nkv, group, T, L)[:, :, future] = -xp.inf
+        scores4 = scores.reshape(nkv, group, T, L)  # a view
+        scores4 += xp.where(future, scores.dtype.type(-xp.inf), scores.dtype.type(0))
     scores -= scores.max(axis=-1, keepdims=True)
     xp.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)

@@ -32,7 +32,7 @@ import mininn.nn.functional as F
 from mininn import Tensor, nn
 from mininn.autograd.function import Context, Function
 from models.config import require
-from models.kv_cache import CachedAttention, CachedBatch, SequenceCache, array_module
+from models.kv_cache import ROW_WISE_DECODE, CachedAttention, CachedBatch, SequenceCache, array_module
 from models.registry import Architecture, register
 from models.signature import Signature, TensorSpec
 
@@ -248,10 +248,11 @@ class _RowwiseLinear(Function):
 
 class Linear(nn.Linear):
     """``nn.Linear`` (same parameters and keys) whose one-token-per-row inputs ``(B, 1, C)``
-    are projected row by row, so decode steps are batch-invariant; other inputs as usual."""
+    are projected row by row, so decode steps are batch-invariant (unless
+    :data:`ROW_WISE_DECODE` is false); other inputs as usual."""
 
     def forward(self, input: Tensor) -> Tensor:
-        if input.ndim == 3 and input.shape[1] == 1 and not mininn.is_grad_enabled():
+        if input.ndim == 3 and input.shape[1] == 1 and not mininn.is_grad_enabled() and ROW_WISE_DECODE.get():
             return _RowwiseLinear.apply(input, self.weight, self.bias)
         return F.linear(input, self.weight, self.bias)
 
