@@ -73,7 +73,10 @@ def test_bodies_that_are_not_json_objects_are_bad_requests(client: TestClient) -
         assert response.status_code == 400, body
         assert response.json()["error"]["type"] == "invalid_request_error"
     deep = b"[" * 100 + b"]" * 100
-    assert "more than 64 levels deep" in client.post("/v1/chat/completions", content=deep).json()["error"]["message"]
+    assert (
+        "more than 64 levels deep"
+        in client.post("/v1/chat/completions", content=deep).json()["error"]["message"]
+    )
 
 
 def test_a_body_over_the_limit_is_a_413_in_openais_shape(client_factory) -> None:  # type: ignore[no-untyped-def]
@@ -90,3 +93,18 @@ def test_the_model_list_is_empty_without_text_models(client: TestClient) -> None
         "The model 'mlp' does not generate text (it serves /v2/models/mlp/infer); the models that generate "
         "text here are: none (GET /v1/models lists them)"
     )
+
+
+def test_the_openapi_document_describes_the_generation_routes(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for prefix in ("/v1", "/openai/v1"):
+        chat = paths[f"{prefix}/chat/completions"]["post"]
+        schema = chat["requestBody"]["content"]["application/json"]["schema"]
+        assert {"model", "messages", "top_k", "stream_options"} <= set(schema["properties"])
+        assert "text/event-stream" in chat["responses"]["200"]["content"]
+        assert chat["responses"]["404"]["content"]["application/json"]["schema"]["$ref"].endswith(
+            "OpenAIErrorBody"
+        )
+        assert f"{prefix}/models/{{model_name}}" in paths
+    generate = paths["/v2/models/{model_name}/versions/{model_version}/generate_stream"]["post"]
+    assert generate["requestBody"]["content"]["application/json"]["example"]["text_input"]
