@@ -3,8 +3,8 @@
 A :class:`SequenceCache` holds one sequence's keys and values, one array pair per layer,
 ``(num_key_value_heads, capacity, head_dim)``, grown by doubling. A forward pass over some
 sequences (a prefill of one prompt, or a decode step of one new token per sequence) is
-described by a :class:`CachedBatch`: each row's cache and the rotary tables of its new
-positions. :class:`CachedAttention` does, for each row on its own, what Hugging Face's
+described by a :class:`CachedBatch`: each row's cache and where its new tokens start.
+:class:`CachedAttention` does, for each row on its own, what Hugging Face's
 ``LlamaAttention`` does between the projections: rotary embedding of the new queries and
 keys, appending the new keys and values to the row's cache, and causal scaled dot-product
 attention over the row's whole cache. Rows never share a summation, so what a row gets does
@@ -17,14 +17,29 @@ modules, so hooks see them.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import xp_of as array_module
+import numpy as np
 
-__all__ = ["CachedAttention", "CachedBatch", "SequenceCache"]
+from mininn.autograd.function import Context, Function
+
+__all__ = ["ROW_WISE_DECODE", "CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
+
+# Whether decode steps (one token per row) project row by row, batch-invariant, in this context;
+# ``LlamaGenerator`` sets it from its ``batch_invariant``.
+ROW_WISE_DECODE: contextvars.ContextVar[bool] = contextvars.ContextVar("llama_row_wise_decode", default=True)
+
+
+def array_module(array: Any) -> Any:
+    """NumPy for a host array, CuPy for a device (``cuda``) array."""
+    if isinstance(array, np.ndarray):
+        return np
+    import cupy
+
+    return cupy
 
 _MIN_CAPACITY = 16
 
@@ -88,26 +103,22 @@ class CachedBatch:
     Attributes:
         caches: One :class:`SequenceCache` per row.
         starts: Each row's first new position (its cache length before this pass).
-        cos: ``(B, T, head_dim)`` rotary cosines of each row's new positions, in the model's dtype.
-        sin: Like ``cos``.
     """
 
     caches: Sequence[SequenceCache]
     starts: Sequence[int]
-    cos: Any = None
-    sin: Any = None
 
 
 class CachedAttention(Function):
     """Rotary embedding, cache append and causal attention, row by row (inference only).
 
-    ``forward(q (B, T, nh*hd), k (B, T, nkv*hd), v (B, T, nkv*hd), batch, layer, heads,
-    kv_heads, scale) -> (B, T, nh*hd)``.
+    ``forward(q (B, T, nh*hd), k (B, T, nkv*hd), v (B, T, nkv*hd), cos (B, T, hd), sin, batch,
+    layer, heads, kv_heads, scale) -> (B, T, nh*hd)``.
     """
 
     @staticmethod
-    def forward(ctx: Context, q: Any, k: Any, v: Any, batch: CachedBatch, layer: int, heads: int,
-                kv_heads: int, scale: float) -> Any:
+    def forward(ctx: Context, q: Any, k: Any, v: Any, cos: Any, sin: Any, batch: CachedBatch, layer: int,
+                heads: int, kv_heads: int, scale: float) -> Any:
         xp = array_module(q)
         B, T, width = q.shape  # noqa: N806
         hd = width // heads
@@ -117,9 +128,9 @@ class CachedAttention(Function):
         v = v.reshape(B, T, kv_heads, hd)
         out = xp.empty((B, T, heads, hd), q.dtype)
         for row in range(B):
-            cos, sin = batch.cos[row][:, None, :], batch.sin[row][:, None, :]  # (T, 1, hd)
-            qr = _rotate(q[row], cos, sin).transpose(1, 0, 2)  # (nh, T, hd)
-            kr = _rotate(k[row], cos, sin).transpose(1, 0, 2)  # (nkv, T, hd)
+            c, s = cos[row][:, None, :], sin[row][:, None, :]  # (T, 1, hd)
+            qr = _rotate(q[row], c, s).transpose(1, 0, 2)  # (nh, T, hd)
+            kr = _rotate(k[row], c, s).transpose(1, 0, 2)  # (nkv, T, hd)
             start = batch.starts[row]
             keys, values = batch.caches[row].append(layer, kr, v[row].transpose(1, 0, 2), start)
             out[row] = _attend(xp, qr, keys, values, group, scale, start).transpose(1, 0, 2)
@@ -151,7 +162,8 @@ def _attend(xp: Any, q: Any, keys: Any, values: Any, group: int, scale: float, s
     scores *= scale
     if T > 1:  # query t (position start + t) sees keys 0 .. start + t
         future = xp.arange(L)[None, :] > (start + xp.arange(T))[:, None]  # (T, L)
-        scores.reshape(nkv, group, T, L)[:, :, future] = -xp.inf
+        scores4 = scores.reshape(nkv, group, T, L)  # a view
+        scores4 += xp.where(future, scores.dtype.type(-xp.inf), scores.dtype.type(0))
     scores -= scores.max(axis=-1, keepdims=True)
     xp.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)

@@ -31,9 +31,8 @@ import mininn
 import mininn.nn.functional as F
 from mininn import Tensor, nn
 from mininn.autograd.function import Context, Function
-from mininn.nn.functional._utils import xp_of as array_module
 from models.config import require
-from models.kv_cache import CachedAttention, CachedBatch, SequenceCache
+from models.kv_cache import ROW_WISE_DECODE, CachedAttention, CachedBatch, SequenceCache, array_module
 from models.registry import Architecture, register
 from models.signature import Signature, TensorSpec
 
@@ -249,40 +248,42 @@ class _RowwiseLinear(Function):
 
 class Linear(nn.Linear):
     """``nn.Linear`` (same parameters and keys) whose one-token-per-row inputs ``(B, 1, C)``
-    are projected row by row, so decode steps are batch-invariant; other inputs as usual."""
+    are projected row by row, so decode steps are batch-invariant (unless
+    :data:`ROW_WISE_DECODE` is false); other inputs as usual."""
 
     def forward(self, input: Tensor) -> Tensor:
-        if input.ndim == 3 and input.shape[1] == 1 and not mininn.is_grad_enabled():
+        if input.ndim == 3 and input.shape[1] == 1 and not mininn.is_grad_enabled() and ROW_WISE_DECODE.get():
             return _RowwiseLinear.apply(input, self.weight, self.bias)
         return F.linear(input, self.weight, self.bias)
 
 
 class LlamaRotaryEmbedding(nn.Module):
-    """Rotary tables: ``inv_freq`` (a non-persistent buffer, as in transformers) and the float32
-    ``cos``/``sin`` of positions, cached and cast to the model's dtype on use."""
+    """Rotary tables: ``inv_freq`` (a non-persistent buffer, as in transformers) and ``forward(x,
+    position_ids) -> (cos, sin)``, each ``(B, T, head_dim)`` in ``x``'s dtype, from tables of
+    float32 values cached per dtype and device."""
 
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
         self.register_buffer("inv_freq", mininn.tensor(inverse_frequencies(config)), persistent=False)
-        self._tables: dict[Any, tuple[Any, Any]] = {}
+        self._tables: dict[Any, tuple[Tensor, Tensor]] = {}
 
-    def tables(self, length: int, like: Tensor) -> tuple[Any, Any]:
-        """``cos``, ``sin`` arrays ``(>= length, head_dim)`` in ``like``'s dtype and device."""
-        key = (like._data.dtype, str(like.device))
+    def forward(self, x: Tensor, position_ids: np.ndarray) -> tuple[Tensor, Tensor]:
+        cos, sin = self.tables(int(position_ids.max()) + 1, x)
+        index = mininn.as_tensor(position_ids, device=x.device)  # (B, T)
+        return cos[index], sin[index]  # (B, T, hd) each
+
+    def tables(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
+        """``cos``, ``sin`` tables ``(>= length, head_dim)`` in ``like``'s dtype and device."""
+        dtype = like.dtype.np
+        key = (dtype, str(like.device))
         cached = self._tables.get(key)
         if cached is None or cached[0].shape[0] < length:
             size = max(length, 2 * cached[0].shape[0] if cached is not None else 256)
             inv = np.asarray(self.inv_freq.detach().cpu().numpy(), dtype=np.float32)
-            xp = array_module(like._data)
-            cached = tuple(xp.asarray(t) for t in _rotary_tables(inv, size, like._data.dtype))
+            cos, sin = _rotary_tables(inv, size, dtype)
+            cached = (mininn.as_tensor(cos, device=like.device), mininn.as_tensor(sin, device=like.device))
             self._tables[key] = cached
         return cached
-
-    def for_batch(self, batch: CachedBatch, length: int, like: Tensor) -> None:
-        """Fill ``batch.cos``/``batch.sin`` with each row's new positions."""
-        cos, sin = self.tables(max(batch.starts) + length, like)
-        batch.cos = [cos[s : s + length] for s in batch.starts]
-        batch.sin = [sin[s : s + length] for s in batch.starts]
 
 
 def _rotary_tables(inv: np.ndarray, size: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -317,9 +318,11 @@ class LlamaAttention(nn.Module):
         self.v_proj = Linear(config.hidden_size, kv_width, bias=bias)
         self.o_proj = Linear(width, config.hidden_size, bias=bias)
 
-    def forward(self, hidden_states: Tensor, batch: CachedBatch) -> Tensor:
+    def forward(self, hidden_states: Tensor, position_embeddings: tuple[Tensor, Tensor],
+                batch: CachedBatch) -> Tensor:
         q, k, v = (proj(hidden_states) for proj in (self.q_proj, self.k_proj, self.v_proj))  # (B, T, *)
-        context = CachedAttention.apply(q, k, v, batch, self.layer_idx, self.num_heads,
+        cos, sin = position_embeddings  # (B, T, hd)
+        context = CachedAttention.apply(q, k, v, cos, sin, batch, self.layer_idx, self.num_heads,
                                         self.num_key_value_heads, self.scaling)  # (B, T, nh*hd)
         return self.o_proj(context)  # (B, T, C)
 
@@ -349,8 +352,10 @@ class LlamaDecoderLayer(nn.Module):
         self.input_layernorm = LlamaRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.post_attention_layernorm = LlamaRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
 
-    def forward(self, hidden_states: Tensor, batch: CachedBatch) -> Tensor:
-        attended = self.self_attn(self.input_layernorm(hidden_states), batch)  # (B, T, C)
+    def forward(self, hidden_states: Tensor, position_embeddings: tuple[Tensor, Tensor],
+                batch: CachedBatch) -> Tensor:
+        normed = self.input_layernorm(hidden_states)  # (B, T, C)
+        attended = self.self_attn(normed, position_embeddings, batch)  # (B, T, C)
         hidden_states = hidden_states + attended
         return hidden_states + self.mlp(self.post_attention_layernorm(hidden_states))  # (B, T, C)
 
@@ -368,9 +373,11 @@ class LlamaModel(nn.Module):
 
     def forward(self, input_ids: Tensor, batch: CachedBatch) -> Tensor:
         hidden = self.embed_tokens(input_ids)  # (B, T, C)
-        self.rotary_emb.for_batch(batch, input_ids.shape[1], hidden)
+        starts = np.asarray(batch.starts, dtype=np.int64)
+        positions = starts[:, None] + np.arange(input_ids.shape[1])  # (B, T)
+        position_embeddings = self.rotary_emb(hidden, positions)  # (B, T, hd) x 2
         for layer in self.layers:
-            hidden = layer(hidden, batch)  # (B, T, C)
+            hidden = layer(hidden, position_embeddings, batch)  # (B, T, C)
         return self.norm(hidden)
 
 

@@ -11,14 +11,16 @@ it under ``mininn.no_grad()`` on its own thread.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import mininn
 from models.errors import InputError
-from models.kv_cache import CachedBatch, SequenceCache
-from models.llama import LlamaForCausalLM
+from models.kv_cache import ROW_WISE_DECODE, CachedBatch, SequenceCache
+
+if TYPE_CHECKING:
+    from models.llama import LlamaForCausalLM
 
 __all__ = ["LlamaGenerator"]
 
@@ -32,19 +34,25 @@ class LlamaGenerator:
             ``eos_token_ids``), or None for token ids only.
         context_length: Prompt plus generated tokens per sequence; default the config's
             ``max_position_embeddings``.
+        batch_invariant: Project each row of a decode step on its own (matrix-vector products:
+            a sequence's logits are bitwise the same alone or in any batch). False: one
+            matrix product per projection for the whole batch (more tokens/s with many
+            sequences; a row's logits then differ by float32 rounding with the batch).
 
     Attributes:
         eos_token_ids: The tokenizer's end-of-sequence ids, else the config's.
     """
 
     def __init__(
-        self, module: LlamaForCausalLM, tokenizer: Any = None, context_length: int | None = None
+        self, module: LlamaForCausalLM, tokenizer: Any = None, context_length: int | None = None,
+        batch_invariant: bool = True,
     ) -> None:
         config = module.config
         self.module = module
         self.tokenizer = tokenizer
         self.context_length = context_length or config.max_position_embeddings
         self.vocab_size = config.vocab_size
+        self.batch_invariant = batch_invariant
 
     @property
     def eos_token_ids(self) -> tuple[int, ...]:
@@ -105,8 +113,12 @@ class LlamaGenerator:
     def _forward(self, seqs: list[SequenceCache], ids: np.ndarray) -> np.ndarray:
         device = self.module.lm_head.weight.device
         batch = CachedBatch(seqs, [seq.length for seq in seqs])
-        with mininn.no_grad():
-            logits = self.module(mininn.as_tensor(ids, device=device), batch, last_only=True)  # (B, 1, V)
+        token = ROW_WISE_DECODE.set(self.batch_invariant)
+        try:
+            with mininn.no_grad():
+                logits = self.module(mininn.as_tensor(ids, device=device), batch, last_only=True)  # (B, 1, V)
+        finally:
+            ROW_WISE_DECODE.reset(token)
         for seq, row in zip(seqs, ids):
             seq.length += len(row)
             seq.token_ids.extend(int(t) for t in row)

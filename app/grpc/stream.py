@@ -27,6 +27,7 @@ closing the stream (or cancelling the call) cancels its generations.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -97,15 +98,22 @@ class _Responder:
     request_id: str
     with_ids: bool
 
-    def token(self, text: str, token_ids: list[int], *, final: bool) -> pb.ModelInferResponse:
+    def token(
+        self, text: str, token_ids: list[int], *, final: bool, captures: Any = None
+    ) -> pb.ModelInferResponse:
         response = pb.ModelInferResponse(
             model_name=self.model.name, model_version=str(self.model.version), id=self.request_id
         )
         _text_tensor(response, "text_output", [text], "BYTES")
         if self.with_ids:
             _text_tensor(response, "output_ids", token_ids, "INT64")
+        _capture_outputs(response, captures)
         response.parameters[FINAL].bool_param = final
         return response
+
+    def held(self, prefix: str, event: TokenEvent, *, final: bool) -> pb.ModelInferResponse:
+        """The response of token ``event`` (its text after ``prefix``, its captures)."""
+        return self.token(prefix + event.text, [event.token_id], final=final, captures=event.captures)
 
     def empty_final(self) -> pb.ModelInferResponse:
         response = pb.ModelInferResponse(
@@ -113,6 +121,22 @@ class _Responder:
         )
         response.parameters[FINAL].bool_param = True
         return response
+
+
+def _capture_outputs(response: pb.ModelInferResponse, captures: Any) -> None:
+    """A token's captures as extra outputs ``<module>:output`` (FP32, ``[positions, ...]``), or, for
+    ``reduce: "stats"``, a JSON string parameter ``<module>:stats``; the step and positions go in
+    the parameter ``<module>:positions`` (``"step:p0,p1"``)."""
+    for name, record in (captures or {}).items():
+        response.parameters[f"{name}:positions"].string_param = (
+            f"{record.step}:{','.join(map(str, record.positions))}"
+        )
+        if record.values is None:
+            response.parameters[f"{name}:stats"].string_param = json.dumps(record.stats.to_dict())
+            continue
+        values = np.ascontiguousarray(record.values, dtype=np.float32)
+        response.outputs.add(name=f"{name}:output", datatype="FP32", shape=list(values.shape))
+        response.raw_output_contents.append(values.tobytes())
 
 
 def _finish(response: pb.ModelInferResponse, result: GenerationResult) -> pb.ModelInferResponse:
@@ -145,19 +169,19 @@ async def generation_responses(
         async for item in stream:
             if isinstance(item, TokenEvent):
                 if held is not None:
-                    yield responder.token(prefix + held.text, [held.token_id], final=False)
+                    yield responder.held(prefix, held, final=False)
                     prefix = ""
                 held = item
                 continue
             if held is None or empty_final:
                 if held is not None:
-                    yield responder.token(prefix + held.text, [held.token_id], final=False)
+                    yield responder.held(prefix, held, final=False)
                 yield _finish(responder.empty_final(), item)
             else:
-                yield _finish(responder.token(prefix + held.text, [held.token_id], final=True), item)
+                yield _finish(responder.held(prefix, held, final=True), item)
     except Exception:
         if held is not None:  # the tokens before a failure still come through, then its error
-            yield responder.token(prefix + held.text, [held.token_id], final=False)
+            yield responder.held(prefix, held, final=False)
         raise
     finally:
         await stream.aclose()

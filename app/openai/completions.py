@@ -22,7 +22,9 @@ from app.openai.responses import (
     Reply,
     TokenText,
     chat_logprobs,
+    chunk_extension,
     completion_logprobs,
+    mininn_extension,
     usage,
 )
 from app.openai.schemas import ChatCompletionRequest, CompletionRequest
@@ -179,7 +181,8 @@ def completion_body(prepared: Prepared, results: Sequence[GenerationResult]) -> 
         }
         for choice in prepared.choices
     ]
-    return {**prepared.reply.head("text_completion"), "choices": choices, "usage": usage(results)}
+    head = prepared.reply.head("text_completion")
+    return {**head, "choices": choices, "usage": usage(results), **mininn_extension(prepared.choices)}
 
 
 def chat_body(prepared: Prepared, results: Sequence[GenerationResult]) -> dict[str, Any]:
@@ -193,7 +196,8 @@ def chat_body(prepared: Prepared, results: Sequence[GenerationResult]) -> dict[s
         }
         for choice in prepared.choices
     ]
-    return {**prepared.reply.head("chat.completion"), "choices": choices, "usage": usage(results)}
+    head = prepared.reply.head("chat.completion")
+    return {**head, "choices": choices, "usage": usage(results), **mininn_extension(prepared.choices)}
 
 
 async def completion_frames(
@@ -204,9 +208,12 @@ async def completion_frames(
     head = prepared.reply.head("text_completion")
     extra = {"usage": None} if include_usage else {}
 
-    def chunk(index: int, text: str, logprobs: Any = None, finish_reason: str | None = None) -> bytes:
+    def chunk(
+        index: int, text: str, logprobs: Any = None, finish_reason: str | None = None, event: Any = None
+    ) -> bytes:
         choice = {"index": index, "text": text, "logprobs": logprobs, "finish_reason": finish_reason}
-        return sse_frame({**head, "choices": [choice], **extra})
+        mininn = chunk_extension(event) if event is not None else {}
+        return sse_frame({**head, "choices": [choice], **extra, **mininn})
 
     for choice in prepared.choices:
         if choice.prefix:
@@ -221,9 +228,10 @@ async def completion_frames(
             continue
         choice.add(item, prepared.token_text)
         if choice.logprobs is not None:
-            yield chunk(index, item.text, completion_logprobs(choice.logprobs, len(choice.logprobs) - 1))
-        elif item.text:
-            yield chunk(index, item.text)
+            logprobs = completion_logprobs(choice.logprobs, len(choice.logprobs) - 1)
+            yield chunk(index, item.text, logprobs, event=item)
+        elif item.text or item.captures:
+            yield chunk(index, item.text, event=item)
     if include_usage:
         yield sse_frame({**head, "choices": [], "usage": usage(results)})
     yield DONE
@@ -238,10 +246,12 @@ async def chat_frames(
     extra = {"usage": None} if include_usage else {}
 
     def chunk(
-        index: int, delta: dict[str, Any], logprobs: Any = None, finish_reason: str | None = None
+        index: int, delta: dict[str, Any], logprobs: Any = None, finish_reason: str | None = None,
+        event: Any = None,
     ) -> bytes:
         choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}
-        return sse_frame({**head, "choices": [choice], **extra})
+        mininn = chunk_extension(event) if event is not None else {}
+        return sse_frame({**head, "choices": [choice], **extra, **mininn})
 
     for choice in prepared.choices:
         yield chunk(choice.index, {"role": "assistant", "content": ""})
@@ -256,9 +266,9 @@ async def chat_frames(
         choice.add(item, prepared.token_text)
         if choice.logprobs is not None:
             logprobs = chat_logprobs(choice.logprobs, len(choice.logprobs) - 1)
-            yield chunk(index, {"content": item.text}, logprobs)
-        elif item.text:
-            yield chunk(index, {"content": item.text})
+            yield chunk(index, {"content": item.text}, logprobs, event=item)
+        elif item.text or item.captures:
+            yield chunk(index, {"content": item.text}, event=item)
     if include_usage:
         yield sse_frame({**head, "choices": [], "usage": usage(results)})
     yield DONE

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.runtime.generation import GenerationResult, TokenEvent
+from app.runtime.token_edits import captures_json
 
 __all__ = [
     "Choice",
@@ -107,6 +108,22 @@ def chat_logprobs(recorded: ChoiceLogprobs, start: int = 0) -> dict[str, Any]:
     return {"content": content, "refusal": None}
 
 
+def mininn_extension(choices: Sequence[Choice]) -> dict[str, Any]:
+    """The ``mininn`` field of a whole response: ``{"captures": {module: [a record per step]}}``
+    for one choice, ``{"choices": [{"index", "captures"}]}`` for several; {} without captures."""
+    if not any(choice.captures for choice in choices):
+        return {}
+    if len(choices) == 1:
+        return {"mininn": {"captures": choices[0].captures}}
+    return {"mininn": {"choices": [{"index": c.index, "captures": c.captures} for c in choices]}}
+
+
+def chunk_extension(event: TokenEvent) -> dict[str, Any]:
+    """The ``mininn`` field of a token's chunk: ``{"captures": {module: [its step's record]}}``."""
+    captures = captures_json(event.captures)
+    return {"mininn": {"captures": captures}} if captures else {}
+
+
 def usage(results: Sequence[GenerationResult], prompt_tokens: int | None = None) -> dict[str, int]:
     """OpenAI's ``usage`` over every choice; ``prompt_tokens`` defaults to the sum of the results'."""
     prompt = sum(r.prompt_tokens for r in results) if prompt_tokens is None else prompt_tokens
@@ -124,9 +141,12 @@ class Choice:
     parts: list[str] = field(default_factory=list)
     released: int = 0  # characters of text released so far
     result: GenerationResult | None = None
+    captures: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # module -> a record per step
 
     def add(self, event: TokenEvent, token_text: TokenText) -> None:
-        """Record one token."""
+        """Record one token (and what the request's ``capture`` recorded at its step)."""
+        for name, records in captures_json(event.captures).items():
+            self.captures.setdefault(name, []).extend(records)
         if self.logprobs is not None:
             self.logprobs.add(event, token_text, len(self.prefix) + self.released)
         self.parts.append(event.text)

@@ -238,7 +238,9 @@ def describe_validation_error(error: ValidationError, schema: type[BaseModel]) -
     param = _path(tuple(first.get("loc", ())))
     if first["type"] == "extra_forbidden":
         nested = "." in param or "[" in param
-        top = "" if nested else f"; the fields accepted are {', '.join(schema.model_fields)}"
+        extensions = list(GenerationExtensions.model_fields)  # listed after the protocol's own fields
+        accepted = [name for name in schema.model_fields if name not in extensions] + extensions
+        top = "" if nested else f"; the fields accepted are {', '.join(accepted)}"
         return f"unknown field '{param}' in the request body{top}", param or None
     if first["type"] == "missing":
         return f"the request body needs the field '{param}'", param or None

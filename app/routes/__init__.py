@@ -11,6 +11,7 @@ from app.routes import (
     openai,
     repository,
     state_dict,
+    steering,
 )
 
 ROUTERS = [
@@ -22,6 +23,7 @@ ROUTERS = [
     activations.router,
     repository.router,
     state_dict.router,
+    steering.router,
     inspect.router,
     metrics.router,
 ]

@@ -32,6 +32,7 @@ from app.runtime.batching import cancel_on_disconnect
 from app.runtime.dataplane import DataPlane
 from app.runtime.generation import GenerationRequest, GenerationResult, GenerationStream
 from app.runtime.manager import ModelVersion
+from app.runtime.token_edits import captures_json
 from app.v2.generate import GenerateRequest, final_fields, parse_generate, token_fields
 
 __all__ = ["router", "triton_error_frame"]
@@ -93,21 +94,27 @@ async def _start(
 async def generate(model: ModelRef, request: Request, plane: PlaneDep) -> Response:
     """Generate text from ``text_input`` and answer it whole (the highest version, or the one in the path)."""
     version, parsed, request_id, stream = await _start(request, plane, model)
+    captures: dict[str, list[Any]] = {}
     try:
-        result = await cancel_on_disconnect(request.receive, _last(stream))
+        result = await cancel_on_disconnect(request.receive, _last(stream, captures))
     finally:
         await stream.aclose()
     prefix = "" if parsed.exclude_input else parsed.text_input or ""
     body = {**_head(version, request_id), "text_output": prefix + result.text, **final_fields(result)}
     if parsed.input_ids is not None:
         body["output_ids"] = list(result.token_ids)
+    if captures:
+        body["captures"] = captures
     return JSONResponse(body)
 
 
-async def _last(stream: GenerationStream) -> GenerationResult:
+async def _last(stream: GenerationStream, captures: dict[str, list[Any]]) -> GenerationResult:
+    """The stream's result; ``captures`` gathers each step's records (module -> a record per step)."""
     async for item in stream:
         if isinstance(item, GenerationResult):
             return item
+        for name, records in captures_json(item.captures).items():
+            captures.setdefault(name, []).extend(records)
     raise RuntimeError("the generation stream ended without a result")
 
 
@@ -130,7 +137,7 @@ async def _frames(
     async for item in stream:
         if isinstance(item, GenerationResult):
             yield sse_frame({**head, "text_output": "", **final_fields(item)})
-        elif item.text or ids:
+        elif item.text or ids or item.captures:
             yield sse_frame({**head, **token_fields(item, with_ids=ids)})
 
 

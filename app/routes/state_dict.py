@@ -17,11 +17,13 @@ import asyncio
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
+import models.gguf
 from app.errors import NotFoundError
 from app.http.auth import require_read, require_write
 from app.http.dependencies import ManagerDep
@@ -203,12 +205,20 @@ def _open_as(path: os.PathLike[str], fmt: DownloadFormat) -> BinaryIO:
         fh: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by _chunks
     except FileNotFoundError:
         raise NotFoundError(f"{path} was deleted meanwhile") from None
+    if models.gguf.is_gguf(Path(path)):  # a llama version kept as GGUF: its dequantized state dict
+        with fh:
+            state = dict(models.gguf.read_gguf(Path(path)).tensors)
+        return _converted(state, fmt)
     if detect_format(fh) == fmt:
         fh.seek(0)
         return fh
     with fh:
         fh.seek(0)
         state = load_checkpoint(fh)
+    return _converted(state, fmt)
+
+
+def _converted(state: Any, fmt: DownloadFormat) -> BinaryIO:
     converted: BinaryIO = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _chunks
     save_checkpoint(state, converted, format=fmt)
     converted.seek(0)

@@ -22,10 +22,12 @@ module tree of a model.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from app.errors import BadRequestError, NotFoundError, UnprocessableError
@@ -36,9 +38,12 @@ from app.runtime.inspection import module_tree, parameter_table
 from app.runtime.labels import label_files
 from app.runtime.load_config import apply_load_config, load_config_parameter
 from app.runtime.manager import ModelEntry, ModelManager, ModelState, ModelVersion, VersionSlot
+from app.runtime.steering import Steering
+from app.runtime.token_hooks import check_capture_size, module_shapes
 from app.runtime.warmup import WARMUP_KEY
 from app.settings import Settings
 from app.store.repository import ModelSpec, parse_version
+from app.store.steering import SteeringStore
 from app.v2 import InferenceRequest, triton_type
 from app.v2.captures import INFER_PARAMETERS
 from app.v2.classification import check_classification, classify_outputs
@@ -71,6 +76,11 @@ class DataPlane:
 
     manager: ModelManager
     settings: Settings
+
+    @cached_property
+    def steering(self) -> Steering:
+        """The steering vectors of the models, and the per-token fields of generation requests."""
+        return Steering(self, SteeringStore(self.manager.repository))
 
     # ---- which model --------------------------------------------------------------------------
     async def model(self, name: str, version: str | int | None = None) -> ModelVersion:
@@ -139,6 +149,10 @@ class DataPlane:
             check_request_parameters(request.parameters, model=model.name, accepts=accepts)
             check_classification(request.outputs, model.output_datatypes)
             capture = capture_for(request) if capture_for is not None else None
+            if request.parameters.get("steering") is not None:
+                capture = self.steering.infer_capture(
+                    model, request.parameters["steering"], capture, self.settings.max_activation_elements
+                )
             batch_size, input_ns = request.batch_size, time.perf_counter_ns() - started
             timeout_ms = request.timeout_us / 1e3 if request.timeout_us else self.settings.request_timeout_ms
             work = model.runner.infer(
@@ -202,6 +216,15 @@ class DataPlane:
         """
         if model.engine is None:
             raise _not_text_model(model.name)
+        if request.token_fields:
+            fields = self.steering.request_fields(model, request.token_fields)
+            request = dataclasses.replace(request, token_fields=None, **fields)
+        if request.edits or request.capture is not None:  # found once per model, off the event loop
+            await asyncio.to_thread(module_shapes, model.generator)
+            check_capture_size(
+                request.capture, model.generator, prompt_length=len(request.prompt_ids),
+                limit=self.settings.max_activation_elements,
+            )
         stream = model.engine.submit(request)
         logger.debug(
             "request %s: model %s version %d, generating from %d prompt tokens",

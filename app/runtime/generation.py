@@ -31,12 +31,13 @@ length (never clamped); ``max_tokens=None`` generates up to the context length.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.errors import GatewayTimeoutError, ServiceError, UnprocessableError
 from app.runtime.sampling import SamplingParams
+from app.runtime.token_edits import StepCapture, TokenCapture, TokenEdit
 
 if TYPE_CHECKING:
     from app.runtime.generation_engine import GenerationEngine, SequenceState
@@ -89,12 +90,22 @@ class GenerationRequest:
         request_id: for logs.
         timeout_s: seconds from submission to the last token (504 after); None:
             ``MININN_GENERATION_TIMEOUT_S``.
+        edits: interventions and steering vectors applied while generating, to this sequence
+            only (:mod:`app.runtime.token_edits`; :func:`app.v2.generation_fields.token_fields`
+            reads them from a request).
+        capture: module outputs recorded at every step, delivered with each :class:`TokenEvent`.
+        token_fields: ``interventions``, ``steering`` and ``capture`` as a protocol received them;
+            :meth:`DataPlane.generate <app.runtime.dataplane.DataPlane.generate>` turns them into
+            ``edits`` and ``capture`` (a request gives one form or the other).
     """
 
     prompt_ids: tuple[int, ...]
     sampling: SamplingParams = field(default_factory=SamplingParams)
     request_id: str = ""
     timeout_s: float | None = None
+    edits: tuple[TokenEdit, ...] = ()
+    capture: TokenCapture | None = None
+    token_fields: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,12 +118,15 @@ class TokenEvent:
             could still be the start of a stop string (it comes with a later token).
         logprob: its log-probability under the raw logits (None unless ``logprobs`` was asked).
         top_logprobs: the ``logprobs`` most likely tokens as ``(id, text, logprob)``, best first.
+        captures: module name -> what the request's ``capture`` recorded at the step that chose
+            this token (None without a capture).
     """
 
     token_id: int
     text: str
     logprob: float | None = None
     top_logprobs: tuple[tuple[int, str, float], ...] = ()
+    captures: dict[str, StepCapture] | None = None
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ up to float rounding).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -57,6 +58,8 @@ from app.runtime.generation import (
 from app.runtime.metrics import Metrics
 from app.runtime.sampling import Sampler, raw_logprobs
 from app.runtime.statistics import InferenceStatistics
+from app.runtime.token_edits import SequencePlan
+from app.runtime.token_hooks import plan_sequence, step_hooks
 from app.v2.tensors import host_array
 
 __all__ = ["GenerationEngine", "SequenceState"]
@@ -80,6 +83,7 @@ class SequenceState:
     timeout_s: float
     submitted: float = field(default_factory=time.perf_counter)
     cache: Any = None
+    plan: SequencePlan | None = None  # per-token edits and captures
     generated: list[int] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     last_emit: float = 0.0
@@ -153,6 +157,10 @@ class GenerationEngine:
             queue=asyncio.Queue(),
             deadline=time.monotonic() + timeout,
             timeout_s=timeout,
+            plan=plan_sequence(
+                request.edits, request.capture, self.generator, prompt_length=len(request.prompt_ids),
+                steps=limit,
+            ),
         )
         with self._lock:
             self._admit(state)
@@ -283,7 +291,7 @@ class GenerationEngine:
         state.started = True
         started = time.perf_counter_ns()
         try:
-            with mininn.no_grad():
+            with mininn.no_grad(), self._hooks([state]):
                 state.cache = self.generator.new_sequence()
                 logits = self.generator.prefill(state.cache, list(state.prompt))
         except Exception as exc:
@@ -299,7 +307,7 @@ class GenerationEngine:
             return
         started = time.perf_counter_ns()
         try:
-            with mininn.no_grad():
+            with mininn.no_grad(), self._hooks(batch):
                 logits = self.generator.decode([s.cache for s in batch], [s.generated[-1] for s in batch])
             array = _host(logits).reshape(len(batch), -1)
             rows = list(zip(batch, array, strict=True))
@@ -308,6 +316,16 @@ class GenerationEngine:
         self._record_execution(len(batch), started)
         for state, row in rows:
             self._accept(state, row)
+
+    def _hooks(self, batch: list[SequenceState]) -> Any:
+        """The per-token edit and capture hooks of one generator call over ``batch`` (in order)."""
+        if all(s.plan is None for s in batch):
+            return contextlib.nullcontext()
+        rows = [
+            None if s.plan is None else (s.plan, len(s.prompt) + len(s.generated), len(s.generated))
+            for s in batch
+        ]
+        return step_hooks(self.generator.module, rows)
 
     def _recover(self, batch: list[SequenceState], exc: Exception) -> list[tuple[SequenceState, np.ndarray]]:
         """After a failed decode: rebuild each sequence's cache alone; the ones that fail again end."""
@@ -323,7 +341,7 @@ class GenerationEngine:
         rows = []
         for state in batch:
             try:
-                with mininn.no_grad():
+                with mininn.no_grad(), self._hooks([state]):
                     self.generator.release(state.cache)
                     state.cache = self.generator.new_sequence()
                     logits = self.generator.prefill(state.cache, state.prompt + state.generated)
@@ -364,7 +382,8 @@ class GenerationEngine:
             released += state.stops.flush()
         state.text.append(released)
         self._metrics.token(state)
-        self._deliver(state, TokenEvent(token, released, logprob, top))
+        captures = state.plan.take_captures() if state.plan is not None else None
+        self._deliver(state, TokenEvent(token, released, logprob, top, captures))
         if reason is not None:
             self._finish(state, reason)
 

@@ -1,6 +1,8 @@
-// A model's page: facts, then tabs for try-it, activations, modules, parameters and upload.
+// A model's page: facts, then tabs for try-it, activations, modules, parameters and upload (and chat
+// with steering for a language model).
 
-import { modelConfig, modelMetadata, moduleTree, parameters } from "./api.js";
+import { api, modelConfig, modelMetadata, moduleTree, parameters } from "./api.js";
+import { chatTab } from "./chat.js";
 import { activationExplorer } from "./activations.js";
 import { errorBox, formatBytes, formatCount, formatShape, h, replace } from "./dom.js";
 import { stateBadge } from "./models_page.js";
@@ -9,6 +11,7 @@ import { parametersView } from "./parameters_view.js";
 import { createInputPanel } from "./tryit.js";
 import { uploadForm } from "./upload.js";
 
+const CHAT_TAB = { id: "chat", label: "Chat", needsReady: true };
 const TABS = [
   { id: "try", label: "Try it", needsReady: true },
   { id: "activations", label: "Activations", needsReady: true },
@@ -42,10 +45,14 @@ function facts(meta, config, totals) {
 async function loadFacts(name) {
   const meta = await modelMetadata(name);
   const ready = meta.state === "READY";
-  const [config, params] = ready
-    ? await Promise.all([modelConfig(name).catch(() => null), parameters(name).catch(() => null)])
-    : [null, null];
-  return { meta, config, totals: params && params.totals };
+  const [config, params, generates] = ready
+    ? await Promise.all([
+        modelConfig(name).catch(() => null),
+        parameters(name).catch(() => null),
+        api("/v1/models").then((list) => list.data.some((m) => m.id === name), () => false),
+      ])
+    : [null, null, false];
+  return { meta, config, totals: params && params.totals, generates };
 }
 
 /** A keyboard-usable tab strip (arrow keys, Home, End) over lazily built panels. */
@@ -120,7 +127,8 @@ export async function modelPage(main, name) {
   let panel = null;
   let explorer = null;
   const built = new Set();
-  const strip = tabs(TABS, async (item, element) => {
+  const tabList = info.generates ? [CHAT_TAB, ...TABS] : TABS;
+  const strip = tabs(tabList, async (item, element) => {
     if (built.has(item.id)) {
       if (item.id === "activations" && explorer) explorer.run();
       return;
@@ -131,7 +139,10 @@ export async function modelPage(main, name) {
       return;
     }
     try {
-      if (item.id === "try") {
+      if (item.id === "chat") {
+        replace(element, h("p.status-line", { role: "status" }, "Loading the steering vectors…"));
+        replace(element, h("h2.visually-hidden", null, "Chat"), await chatTab(model));
+      } else if (item.id === "try") {
         replace(element, h("h2.visually-hidden", null, "Try it"), panel.element);
       } else if (item.id === "activations") {
         replace(element, h("p.status-line", { role: "status" }, "Loading the module tree…"));
@@ -171,11 +182,11 @@ export async function modelPage(main, name) {
   if (ready) panel = createInputPanel(model);
   main.append(strip.list, strip.panels);
   const wanted = location.hash.slice(1);
-  const first = TABS.some((t) => t.id === wanted) ? wanted : ready ? "try" : "upload";
+  const first = tabList.some((t) => t.id === wanted) ? wanted : ready ? tabList[0].id : "upload";
   strip.show(first, false);
   window.addEventListener("hashchange", () => {
     const id = location.hash.slice(1);
-    if (TABS.some((t) => t.id === id)) strip.show(id, false);
+    if (tabList.some((t) => t.id === id)) strip.show(id, false);
   });
   main.dataset.loaded = "true";
 }

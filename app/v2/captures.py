@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 ACTIVATION_FIELDS = ("modules", "capture", "reduce", "bins", "interventions")
-INFER_PARAMETERS = ("capture", "capture_mode", "interventions")
+INFER_PARAMETERS = ("capture", "capture_mode", "interventions", "steering")  # steering: app.runtime.steering
 
 
 # ---- building a capture from a request -------------------------------------------------------

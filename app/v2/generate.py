@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from app.errors import BadRequestError, UnprocessableError
 from app.generation_fields import GenerationExtensions
 from app.runtime.generation import GenerationResult, SamplingParams, TokenEvent
+from app.runtime.token_edits import captures_json
 
 __all__ = [
     "CONTROL_KEYS",
@@ -201,10 +202,13 @@ def _extensions(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def token_fields(event: TokenEvent, *, with_ids: bool) -> dict[str, Any]:
-    """The fields one token adds to a stream's frame: its text (and id)."""
+    """The fields one token adds to a stream's frame: its text (and id), and ``captures``
+    (``{module: [its step's record]}``) when the request asked for them."""
     fields: dict[str, Any] = {"text_output": event.text}
     if with_ids:
         fields["output_ids"] = [event.token_id]
+    if event.captures:
+        fields["captures"] = captures_json(event.captures)
     return fields
 
 

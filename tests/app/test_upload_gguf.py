@@ -119,3 +119,17 @@ def test_a_version_folder_holding_a_gguf_file_loads_and_serves(tmp_path: Path, g
         assert "rope_theta: the file has 10000.0, model.json 500000.0" in index["other-llama"]["reason"]
     finally:
         test_client.__exit__(None, None, None)
+
+
+def test_a_gguf_version_downloads_as_its_hugging_face_state_dict(client: Any, gguf_bytes: bytes,
+                                                                 reference: Any):
+    from safetensors.numpy import load as load_safetensors
+
+    assert client.put("/v2/models/tiny-llama/state_dict", content=gguf_bytes, headers=AUTH).status_code == 201
+    response = client.get("/v2/models/tiny-llama/state_dict")
+    assert response.status_code == 200, response.text
+    state = load_safetensors(response.content)
+    expected = reference.state_dict()
+    assert set(state) == set(expected)
+    for key, value in expected.items():
+        assert np.array_equal(state[key], value.numpy()), key

@@ -26,7 +26,7 @@ from app import Settings, create_app
 READ_ONLY_POSTS = re.compile(
     r".*/(infer|activations|generate|generate_stream)$|^/v2/repository/index$|^(/openai)?/v1/.*completions$"
 )
-PATH_VALUES = {"model_name": "mlp", "model_version": "1", "file_name": "labels.txt"}
+PATH_VALUES = {"model_name": "mlp", "model_version": "1", "file_name": "labels.txt", "vector_name": "joy"}
 
 
 def _write_routes() -> list[tuple[str, str]]:
@@ -79,6 +79,9 @@ def test_the_router_has_the_write_routes_the_design_names() -> None:
         "POST /v2/repository/models/mlp/unload",
         "PUT /v2/models/mlp/state_dict",
         "DELETE /v2/models/mlp/versions/1",
+        "PUT /v2/models/mlp/steering/joy",
+        "DELETE /v2/models/mlp/steering/joy",
+        "POST /v2/models/mlp/steering/joy/compute",
     ):
         assert expected in listed
     read_only = ("/infer", "/activations", "/generate", "completions")

@@ -192,3 +192,24 @@ def test_exported_gguf_reads_back_in_transformers_and_here(tmp_path: Path, hf_st
     assert ours.config == {**CONFIG, "head_dim": 8, "rms_norm_eps": eps}
     for key, value in theirs.items():
         assert np.array_equal(ours.tensors[key], value.numpy()), key
+
+
+def test_the_tokenizer_of_the_gguf_metadata_is_given_to_the_generator(monkeypatch: pytest.MonkeyPatch):
+    import sys
+    import types
+
+    from models.gguf import attach_tokenizer
+
+    module = types.ModuleType("models.text_tokenizer")
+    module.load_gguf_tokenizer = lambda reader: ("tokenizer of", reader)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "models.text_tokenizer", module)
+    reader = types.SimpleNamespace(fields={"tokenizer.ggml.model": "gpt2"})
+    servable = types.SimpleNamespace(generator=types.SimpleNamespace(tokenizer=None))
+    attach_tokenizer(servable, reader)
+    assert servable.generator.tokenizer == ("tokenizer of", reader)
+    kept = types.SimpleNamespace(generator=types.SimpleNamespace(tokenizer="from tokenizer.json"))
+    attach_tokenizer(kept, reader)
+    assert kept.generator.tokenizer == "from tokenizer.json"
+    weights_only = types.SimpleNamespace(generator=types.SimpleNamespace(tokenizer=None))
+    attach_tokenizer(weights_only, types.SimpleNamespace(fields={}))
+    assert weights_only.generator.tokenizer is None

@@ -350,3 +350,16 @@ def test_generator_refuses_bad_tokens_and_context_overflow(random_pair: tuple[An
         generator.decode([seq, seq], [1, 2])
     generator.release(seq)
     assert seq.length == 0 and seq.keys == []
+
+
+def test_batched_decode_without_batch_invariance_agrees_to_float32_rounding(ours: Any):
+    prompts = [[1, 2, 3, 4, 5, 6, 7], [9, 8], [100, 200, 300, 400]]
+    results = []
+    for invariant in (True, False):
+        generator = LlamaGenerator(ours, batch_invariant=invariant)
+        seqs = [generator.new_sequence() for _ in prompts]
+        for seq, prompt in zip(seqs, prompts):
+            generator.prefill(seq, prompt)
+        results.append(generator.decode(seqs, [42, 42, 42]))
+    np.testing.assert_allclose(results[1], results[0], atol=1e-3, rtol=0)
+    assert (results[1].argmax(axis=1) == results[0].argmax(axis=1)).all()
