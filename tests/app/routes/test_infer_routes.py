@@ -142,7 +142,8 @@ def test_a_parameter_nobody_reads_is_refused_not_ignored(client: TestClient) -> 
     assert (status, message) == (
         400,
         "unknown request parameter 'my_param' for model 'mlp'; this endpoint accepts 'binary_data_output', "
-        "'capture', 'capture_mode', 'content_type', 'headers', 'interventions', 'priority', 'steering', 'timeout'",
+        "'capture', 'capture_mode', 'content_type', 'headers', 'interventions', 'priority', 'steering', "
+        "'timeout'",
     )
 
 
