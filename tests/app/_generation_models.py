@@ -10,8 +10,9 @@ registry's ``generator`` factory, as the zoo's ``llama`` has one).
 
 Its config: ``context`` (the context length), ``fail_at`` (the generator raises
 once a sequence reaches this many tokens: a model failing mid-generation; 0:
-never), ``delay_ms`` (each decode step sleeps this long: a slow model) and
-``tokenizer`` (false: token ids only).
+never), ``delay_ms`` (each decode step sleeps this long: a slow model),
+``tokenizer`` (false: token ids only) and ``chat_template`` (false: no chat
+template, plain prompts only).
 
 :func:`generation_repository` writes the protocol tests' repository: ``tiny``
 (context 64), ``tiny-ids`` (no tokenizer), ``faulty`` (fails at 12 tokens),
@@ -48,6 +49,13 @@ class TinyLMConfig:
     fail_at: int = 0  # the generator raises once a sequence has this many tokens; 0: never
     delay_ms: float = 0.0  # each decode step sleeps this long
     tokenizer: bool = True  # false: token ids only
+    chat_template: bool = True  # false: a tokenizer without a chat template (plain prompts only)
+
+
+class PlainTokenizer(ByteTokenizer):
+    """The byte tokenizer without a chat template."""
+
+    has_chat_template = False
 
 
 def build(config: TinyLMConfig) -> TinyLM:
@@ -78,7 +86,7 @@ def generator_for(servable: Any) -> TinyGenerator:
     def fails(tokens: list[int]) -> bool:
         return 0 < fail_at <= len(tokens)
 
-    tokenizer = ByteTokenizer() if config.tokenizer else None
+    tokenizer = (ByteTokenizer() if config.chat_template else PlainTokenizer()) if config.tokenizer else None
     generator = TinyGenerator(servable.module, tokenizer, config.context, fails if fail_at else None)
     if config.delay_ms:
         decode, delay = generator.decode, config.delay_ms / 1e3
