@@ -40,5 +40,7 @@ def test_the_chat_template_flag_is_what_the_chat_route_does(generation_server: G
         assert (response.status_code == 200) == chat, (model, response.text)
 
 
-def test_a_model_that_does_not_generate_has_no_generation_section(generation_server: GenerationServer) -> None:
+def test_a_model_that_does_not_generate_has_no_generation_section(
+    generation_server: GenerationServer,
+) -> None:
     assert "generation" not in config(generation_server, "mlp")
