@@ -1,7 +1,9 @@
-// A model's page: facts, then tabs for try-it, activations, modules, parameters and upload.
+// A model's page: facts, then tabs for chat (text-generation models), try-it, activations, modules,
+// parameters and upload.
 
 import { modelConfig, modelMetadata, moduleTree, parameters } from "./api.js";
 import { activationExplorer } from "./activations.js";
+import { chatView } from "./chat.js";
 import { errorBox, formatBytes, formatCount, formatShape, h, replace } from "./dom.js";
 import { stateBadge } from "./models_page.js";
 import { moduleTreeView } from "./module_tree.js";
@@ -16,6 +18,12 @@ const TABS = [
   { id: "parameters", label: "Parameters", needsReady: true },
   { id: "upload", label: "Upload weights", needsReady: false },
 ];
+const CHAT = { id: "chat", label: "Chat", needsReady: true };
+
+/** The config's `mininn.generation` (null: the model does not generate text). */
+function generationOf(config) {
+  return (config && config.mininn && config.mininn.generation) || null;
+}
 
 function tensorList(tensors) {
   if (!tensors || !tensors.length) return "–";
@@ -120,7 +128,9 @@ export async function modelPage(main, name) {
   let panel = null;
   let explorer = null;
   const built = new Set();
-  const strip = tabs(TABS, async (item, element) => {
+  const generation = generationOf(info.config);
+  const tabList = generation ? [CHAT, ...TABS] : TABS;
+  const strip = tabs(tabList, async (item, element) => {
     if (built.has(item.id)) {
       if (item.id === "activations" && explorer) explorer.run();
       return;
@@ -131,7 +141,9 @@ export async function modelPage(main, name) {
       return;
     }
     try {
-      if (item.id === "try") {
+      if (item.id === "chat") {
+        replace(element, h("h2.visually-hidden", null, "Chat"), chatView(model));
+      } else if (item.id === "try") {
         replace(element, h("h2.visually-hidden", null, "Try it"), panel.element);
       } else if (item.id === "activations") {
         replace(element, h("p.status-line", { role: "status" }, "Loading the module tree…"));
@@ -171,11 +183,11 @@ export async function modelPage(main, name) {
   if (ready) panel = createInputPanel(model);
   main.append(strip.list, strip.panels);
   const wanted = location.hash.slice(1);
-  const first = TABS.some((t) => t.id === wanted) ? wanted : ready ? "try" : "upload";
+  const first = tabList.some((t) => t.id === wanted) ? wanted : ready ? tabList[0].id : "upload";
   strip.show(first, false);
   window.addEventListener("hashchange", () => {
     const id = location.hash.slice(1);
-    if (TABS.some((t) => t.id === id)) strip.show(id, false);
+    if (tabList.some((t) => t.id === id)) strip.show(id, false);
   });
   main.dataset.loaded = "true";
 }
