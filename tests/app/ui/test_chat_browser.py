@@ -119,7 +119,8 @@ def test_stop_cancels_the_generation_on_the_server(open_generation_page, generat
     send(page, "go on")
     page.wait_for_function(
         """() => {
-            const t = document.querySelector("[data-testid=chat-log] .bubble[data-role=assistant] .bubble-text");
+            const log = document.querySelector("[data-testid=chat-log]");
+            const t = log.querySelector(".bubble[data-role=assistant] .bubble-text");
             return t && t.textContent.length >= 5;
         }"""
     )
