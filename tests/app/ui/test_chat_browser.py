@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from _generation_support import GenerationServer, add_tiny_lm
+from _ui_support import NARROW, WIDE
 
 pytestmark = pytest.mark.browser
 
@@ -189,3 +191,18 @@ def test_a_model_without_tokenizer_explains_and_other_models_have_no_chat_tab(op
     assert page.get_attribute("#tab-try", "aria-selected") == "true"
     page = open_generation_page("/ui/models/mlp#chat")  # a stale link opens the default tab
     assert page.get_attribute("#tab-try", "aria-selected") == "true"
+
+
+@pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1280x800", "390x844"])
+def test_the_chat_tab_fits_the_screen_and_is_screenshotted(
+    open_generation_page, screenshot_dir: Path, viewport
+) -> None:
+    page = open_generation_page("/ui/models/slow", viewport)
+    settings(page, temperature=0, max_tokens=40, system="You are a tiny random test model.")
+    send(page, "Hello! What can you do?")
+    finished(page)
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the chat tab is {overflow}px wider than the {viewport['width']}px screen"
+    target = screenshot_dir / f"chat-{'wide' if viewport is WIDE else 'narrow'}.png"
+    page.screenshot(path=str(target), full_page=True)
+    assert target.stat().st_size > 10_000
