@@ -16,7 +16,8 @@ function numberInput(id, { value = "", step = "any", min, max, placeholder } = {
 /** The settings form: max tokens, temperature, top_p, seed and (chat only) the system prompt. */
 function settingsForm(generation, chat) {
   const fields = {
-    max_tokens: numberInput("max_tokens", { step: 1, min: 1, max: generation.context_length, placeholder: `up to ${generation.context_length}` }),
+    // the server's default when empty: up to the context length for chat, OpenAI's 16 for completions
+    max_tokens: numberInput("max_tokens", { step: 1, min: 1, max: generation.context_length, placeholder: chat ? `up to ${generation.context_length}` : "16" }),
     temperature: numberInput("temperature", { value: 0.7, step: 0.1, min: 0, max: 2 }),
     top_p: numberInput("top_p", { value: 1, step: 0.05, min: 0, max: 1 }),
     seed: numberInput("seed", { step: 1, placeholder: "random" }),
