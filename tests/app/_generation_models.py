@@ -15,7 +15,8 @@ never), ``delay_ms`` (each decode step sleeps this long: a slow model),
 template, plain prompts only).
 
 :func:`generation_repository` writes the protocol tests' repository: ``tiny``
-(context 64), ``tiny-ids`` (no tokenizer), ``faulty`` (fails at 12 tokens),
+(context 64), ``tiny-ids`` (no tokenizer), ``tiny-plain`` (no chat template),
+``faulty`` (fails at 12 tokens),
 ``slow`` (context 512, 20 ms a step) and the ``mlp`` models of ``_app_support``
 (not text models).
 """
@@ -122,6 +123,7 @@ def generation_repository(root: Path) -> Path:
     make_repository(root)
     write_tiny_lm(root, "tiny", seed=1)
     write_tiny_lm(root, "tiny-ids", seed=2, tokenizer=False)
+    write_tiny_lm(root, "tiny-plain", seed=5, chat_template=False)
     write_tiny_lm(root, "faulty", seed=3, fail_at=12)
     write_tiny_lm(root, "slow", seed=4, context=512, delay_ms=20)
     return root

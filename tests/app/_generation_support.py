@@ -20,7 +20,7 @@ from _app_support import WRITE_KEY, Server, free_port, run_server
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "runtime"))
 
-from _generation_models import TinyLMConfig, build, generation_repository, write_tiny_lm  # noqa: E402
+from _generation_models import TinyLMConfig, build, generation_repository  # noqa: E402
 from _tiny_lm import ByteTokenizer, TinyGenerator, greedy_reference  # noqa: E402
 
 import mininn  # noqa: E402
@@ -63,20 +63,6 @@ def start_generation_server(folder: Path, **env: str) -> Iterator[GenerationServ
     with run_server(repository, folder / "server.log", command=command, **settings) as running:
         running.wait_ready(60)
         yield GenerationServer(running, grpc_port)
-
-
-def add_tiny_lm(server: GenerationServer, name: str, seed: int = 0, **config: object) -> None:
-    """Write a ``test-tiny-lm`` model ``name`` into the running server's repository and load it."""
-    import httpx
-
-    if not (server.repository / name).exists():
-        write_tiny_lm(server.repository, name, seed=seed, **config)
-    response = httpx.post(
-        f"{server.base_url}/v2/repository/models/{name}/load",
-        headers={"Authorization": f"Bearer {WRITE_KEY}"},
-        timeout=60,
-    )
-    assert response.status_code == 200, response.text
 
 
 def reference_ids(repository: Path, model: str, prompt_ids: list[int], steps: int) -> list[int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from _generation_support import GenerationServer, add_tiny_lm
+from _generation_support import GenerationServer
 
 
 def config(server: GenerationServer, model: str) -> dict:
@@ -15,7 +15,6 @@ def config(server: GenerationServer, model: str) -> dict:
 def test_a_text_model_says_its_context_length_tokenizer_and_chat_template(
     generation_server: GenerationServer,
 ) -> None:
-    add_tiny_lm(generation_server, "tiny-plain", seed=5, chat_template=False)
     expected = {
         "tiny": {"context_length": 64, "tokenizer": True, "chat_template": True},
         "slow": {"context_length": 512, "tokenizer": True, "chat_template": True},
@@ -30,7 +29,6 @@ def test_a_text_model_says_its_context_length_tokenizer_and_chat_template(
 
 
 def test_the_chat_template_flag_is_what_the_chat_route_does(generation_server: GenerationServer) -> None:
-    add_tiny_lm(generation_server, "tiny-plain", seed=5, chat_template=False)
     body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
     for model in ("tiny", "tiny-plain", "tiny-ids"):
         response = httpx.post(

@@ -2,7 +2,7 @@
 
 The server is the protocol tests' (``tests/app/_generation_support.py``): ``tiny`` and
 ``slow`` (20 ms a token) chat, ``faulty`` fails mid-generation, ``tiny-ids`` has no
-tokenizer, ``tiny-plain`` (added here) no chat template, ``mlp`` does not generate.
+tokenizer, ``tiny-plain`` no chat template, ``mlp`` does not generate.
 What the page shows is checked against the server's answer to the request the page sent.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _generation_support import GenerationServer, add_tiny_lm
+from _generation_support import GenerationServer
 from _ui_support import NARROW, WIDE
 
 pytestmark = pytest.mark.browser
@@ -166,7 +166,6 @@ def test_an_error_shows_in_the_bubble_whether_before_or_during_the_stream(
 
 
 def test_without_a_chat_template_the_tab_continues_a_prompt(open_generation_page, generation_server) -> None:
-    add_tiny_lm(generation_server, "tiny-plain", seed=5, chat_template=False)
     page = open_generation_page("/ui/models/tiny-plain")
     assert page.get_attribute("[data-testid=chat]", "data-mode") == "completion"
     assert page.locator("[data-setting=system]").count() == 0
