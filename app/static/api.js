@@ -40,7 +40,7 @@ export async function api(path, { method = "GET", json, body, headers = {} } = {
     }
   }
   if (!response.ok) {
-    const message = data && typeof data.error === "string" ? data.error : text || response.statusText;
+    const message = errorMessage(data) || text || response.statusText;
     throw new ApiError(response.status, message, data);
   }
   return data;

@@ -161,8 +161,9 @@ export function chatView(model) {
     } finally {
       reply.element.removeAttribute("aria-busy");
       if (chat) {
-        if (answer) history.push({ role: "assistant", content: answer });
-        else history.pop(); // nothing came back: the message is not part of the conversation
+        // a failed answer is not part of the conversation, nor is a message that got none
+        if (answer && reply.element.dataset.status !== "error") history.push({ role: "assistant", content: answer });
+        else history.pop();
       }
       controller = null;
       busy(false);

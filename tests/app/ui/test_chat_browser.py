@@ -163,6 +163,9 @@ def test_an_error_shows_in_the_bubble_whether_before_or_during_the_stream(
     shown = reply.locator(".error-box").text_content()
     assert "HTTP 400" in shown and response.json()["error"]["message"] in shown
     assert reply.locator(".bubble-text").text_content() == ""
+    settings(page, temperature=0, max_tokens=4)  # the failed exchange is not sent again
+    assert send(page, "again")["messages"] == [{"role": "user", "content": "again"}]
+    finished(page)
 
 
 def test_without_a_chat_template_the_tab_continues_a_prompt(open_generation_page, generation_server) -> None:
