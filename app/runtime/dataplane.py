@@ -357,6 +357,9 @@ class DataPlane:
                 "description": spec.description,
             },
         }
+        generation = _generation_facts(model)
+        if generation is not None:
+            config["mininn"]["generation"] = generation
         warmup = (spec.model_extra or {}).get(WARMUP_KEY)
         if warmup:
             config["model_warmup"] = warmup
@@ -469,6 +472,23 @@ def _input_format(datatype: str, dims: list[int]) -> str:
     """``FORMAT_NCHW`` for an image: floating, channels (1, 3 or 4) first, then height and width."""
     floating = datatype in ("FP16", "BF16", "FP32", "FP64")
     return "FORMAT_NCHW" if floating and len(dims) == 3 and dims[0] in (1, 3, 4) else "FORMAT_NONE"
+
+
+def _generation_facts(model: ModelVersion) -> dict[str, Any] | None:
+    """What a client needs to talk to text model ``model`` (None: it does not generate).
+
+    ``context_length`` (most prompt + generated tokens), ``tokenizer`` (false: it takes
+    token ids only) and ``chat_template`` (false: no chat messages, plain prompts only).
+    """
+    generator = model.generator
+    if generator is None or model.engine is None:
+        return None
+    tokenizer = generator.tokenizer
+    return {
+        "context_length": int(generator.context_length),
+        "tokenizer": tokenizer is not None,
+        "chat_template": bool(tokenizer is not None and getattr(tokenizer, "has_chat_template", False)),
+    }
 
 
 def _instance_group(model: ModelVersion) -> dict[str, Any]:

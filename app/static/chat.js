@@ -1,181 +1,209 @@
-// The chat tab of a language model: the plain and the steered answer to one message, streamed side
-// by side (POST /v1/chat/completions twice, the second with a stored steering vector), and a form
-// that computes a vector from contrasting examples (POST .../steering/{name}/compute, write key).
-// The key lives only in its input (page memory), as in the upload form.
+// The Chat tab of a text-generation model: a conversation streamed token by token from
+// /v1/chat/completions (or a prompt continued by /v1/completions when the model has no chat template).
 
-import { ApiError, api, modelPath } from "./api.js";
-import { errorBox, h, labelled, replace, uniqueId } from "./dom.js";
+import { postEventStream } from "./api.js";
+import { errorBox, formatNumber, h, labelled, replace, uniqueId } from "./dom.js";
 
-const listVectors = (name) => api(`${modelPath(name)}/steering`);
-
-/** The text of an OpenAI-style or V2 error body. */
-function errorText(body, fallback) {
-  if (body && typeof body.error === "string") return body.error;
-  if (body && body.error && typeof body.error.message === "string") return body.error.message;
-  return fallback;
+/** The number in input `el`, or undefined when it is empty. */
+function numberOf(el) {
+  return el.value.trim() === "" ? undefined : Number(el.value);
 }
 
-/** Stream a chat completion; `onText(delta)` for each piece of text. */
-async function streamChat(model, message, maxTokens, steering, onText) {
-  const body = { model, messages: [{ role: "user", content: message }], stream: true, temperature: 0, max_tokens: maxTokens };
-  if (steering) body.steering = steering;
-  let response;
-  try {
-    response = await fetch("/v1/chat/completions", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify(body),
-    });
-  } catch (error) {
-    throw new ApiError(0, `cannot reach the server (${error.message})`, null);
+function numberInput(id, { value = "", step = "any", min, max, placeholder } = {}) {
+  return h("input", { type: "number", id: uniqueId(id), value, step, min, max, placeholder, dataset: { setting: id } });
+}
+
+/** The settings form: max tokens, temperature, top_p, seed and (chat only) the system prompt. */
+function settingsForm(generation, chat) {
+  const fields = {
+    // the server's default when empty: up to the context length for chat, OpenAI's 16 for completions
+    max_tokens: numberInput("max_tokens", { step: 1, min: 1, max: generation.context_length, placeholder: chat ? `up to ${generation.context_length}` : "16" }),
+    temperature: numberInput("temperature", { value: 0.7, step: 0.1, min: 0, max: 2 }),
+    top_p: numberInput("top_p", { value: 1, step: 0.05, min: 0, max: 1 }),
+    seed: numberInput("seed", { step: 1, placeholder: "random" }),
+  };
+  const system = chat ? h("textarea", { id: uniqueId("system"), rows: 3, placeholder: "You are a helpful assistant.", dataset: { setting: "system" } }) : null;
+  const element = h(
+    "fieldset.chat-settings",
+    null,
+    h("legend", null, "Settings"),
+    h(
+      "div.field-grid",
+      null,
+      labelled("Max tokens", fields.max_tokens),
+      labelled("Temperature", fields.temperature),
+      labelled("Top p", fields.top_p),
+      labelled("Seed", fields.seed),
+    ),
+    system ? labelled("System prompt", system) : null,
+    h("p.hint", null, "Temperature 0 is greedy: the same prompt gives the same answer."),
+  );
+  function sampling() {
+    const values = {};
+    for (const [key, el] of Object.entries(fields)) {
+      const value = numberOf(el);
+      if (value !== undefined) values[key] = value;
+    }
+    return values;
   }
-  if (!response.ok) {
-    const data = await response.json().catch(() => null);
-    throw new ApiError(response.status, errorText(data, response.statusText), data);
+  return { element, sampling, system: () => (system ? system.value.trim() : "") };
+}
+
+/** "12 prompt + 30 completion tokens · 41.2 tokens/s · finished: length" */
+function usageLine(usage, seconds, finish) {
+  const rate = usage.completion_tokens / Math.max(seconds, 1e-3);
+  return h(
+    "p.chat-usage",
+    {
+      dataset: { testid: "chat-usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
+    },
+    `${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens · ${formatNumber(rate)} tokens/s`,
+    finish ? ` · finished: ${finish}` : "",
+  );
+}
+
+function bubble(role, text) {
+  const body = h("div.bubble-text", null, text);
+  const who = { user: "You", assistant: "Model", system: "System", prompt: "Prompt", completion: "Continuation" }[role];
+  return { element: h(`div.bubble.bubble-${role}`, { dataset: { role } }, h("div.bubble-who", null, who), body), body };
+}
+
+/**
+ * The Chat tab of `model` (its config's `mininn.generation` says what it takes).
+ * @param {{name: string, config: any}} model
+ * @returns {HTMLElement}
+ */
+export function chatView(model) {
+  const generation = model.config.mininn.generation;
+  if (!generation.tokenizer) {
+    return h(
+      "div.chat",
+      { dataset: { testid: "chat", mode: "ids" } },
+      h(
+        "p.note",
+        { dataset: { testid: "chat-ids-only" } },
+        `${model.name} has no tokenizer: it takes token ids only, so there is no text to chat with. `,
+        "Send ids with the Try it tab (input_ids gives the next-token logits), or to POST /v1/completions with ",
+        h("code", null, `{"model": "${model.name}", "prompt": [1, 2, 3]}`),
+        ".",
+      ),
+    );
   }
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      for (const line of frame.split("\n")) {
-        if (!line.startsWith("data: ")) continue;
-        const data = line.slice(6);
-        if (data === "[DONE]") return;
-        const chunk = JSON.parse(data);
-        if (chunk.error) throw new ApiError(500, errorText(chunk, "the generation failed"), chunk);
-        const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
-        if (delta && delta.content) onText(delta.content);
+  const chat = generation.chat_template;
+  const settings = settingsForm(generation, chat);
+  const log = h("div.chat-log", { role: "log", "aria-live": "polite", "aria-label": "Conversation", dataset: { testid: "chat-log" } });
+  const input = h("textarea", { id: uniqueId("chat-input"), rows: 3, placeholder: chat ? "Say something…" : "A prompt to continue…" });
+  const send = h("button.primary", { type: "submit" }, "Send");
+  const stop = h("button", { type: "button", disabled: true }, "Stop");
+  const clear = h("button", { type: "button" }, "Clear");
+  const history = [];
+  let controller = null;
+
+  function busy(on) {
+    send.disabled = on;
+    stop.disabled = !on;
+    clear.disabled = on;
+  }
+
+  async function run() {
+    const text = input.value;
+    if (!text.trim() || controller) return;
+    input.value = "";
+    const request = { model: model.name, stream: true, stream_options: { include_usage: true }, ...settings.sampling() };
+    let path;
+    if (chat) {
+      history.push({ role: "user", content: text });
+      const system = settings.system();
+      request.messages = [...(system ? [{ role: "system", content: system }] : []), ...history];
+      path = "/v1/chat/completions";
+    } else {
+      request.prompt = text;
+      path = "/v1/completions";
+    }
+    log.append(bubble(chat ? "user" : "prompt", text).element);
+    const reply = bubble(chat ? "assistant" : "completion", "");
+    reply.element.dataset.status = "streaming";
+    reply.element.setAttribute("aria-busy", "true");
+    log.append(reply.element);
+    log.scrollTop = log.scrollHeight;
+    controller = new AbortController();
+    busy(true);
+    const started = performance.now();
+    let answer = "";
+    let usage = null;
+    let finish = null;
+    try {
+      await postEventStream(path, request, {
+        signal: controller.signal,
+        onEvent(event) {
+          if (event.usage) usage = event.usage;
+          const choice = event.choices && event.choices[0];
+          if (!choice) return;
+          const piece = chat ? choice.delta && choice.delta.content : choice.text;
+          if (piece) {
+            answer += piece;
+            reply.body.append(piece);
+            log.scrollTop = log.scrollHeight;
+          }
+          if (choice.finish_reason) finish = choice.finish_reason;
+        },
+      });
+      reply.element.dataset.status = "done";
+      if (usage) reply.element.append(usageLine(usage, (performance.now() - started) / 1000, finish));
+    } catch (error) {
+      if (error.name === "AbortError") {
+        reply.element.dataset.status = "stopped";
+        reply.element.append(h("p.chat-usage", null, "Stopped: the server cancelled the generation."));
+      } else {
+        reply.element.dataset.status = "error";
+        reply.element.append(errorBox(error, "The model failed"));
       }
+    } finally {
+      reply.element.removeAttribute("aria-busy");
+      if (chat) {
+        // a failed answer is not part of the conversation, nor is a message that got none
+        if (answer && reply.element.dataset.status !== "error") history.push({ role: "assistant", content: answer });
+        else history.pop();
+      }
+      controller = null;
+      busy(false);
+      input.focus();
     }
   }
-}
 
-function answerBox(title, testid) {
-  const text = h("div.answer-text", { dataset: { testid }, "aria-live": "polite" });
-  return { element: h("div.answer", null, h("h3", null, title), text), text };
-}
-
-/** Run one answer into `box`; its data-status goes running -> done (or error). */
-async function runAnswer(box, run) {
-  box.text.dataset.status = "running";
-  replace(box.text);
-  try {
-    await run((delta) => box.text.append(delta));
-    box.text.dataset.status = "done";
-  } catch (error) {
-    replace(box.text, errorBox(error));
-    box.text.dataset.status = "error";
-  }
-}
-
-function compareForm(model, vectors) {
-  const message = h("textarea", { id: uniqueId("chat-message"), rows: 2, dataset: { testid: "chat-message" } }, "Tell me about your weekend.");
-  const vector = h("select", { id: uniqueId("chat-vector"), dataset: { testid: "chat-vector" } });
-  const layer = h("select", { id: uniqueId("chat-layer"), dataset: { testid: "chat-layer" } });
-  const scale = h("input", { id: uniqueId("chat-scale"), type: "range", min: "-12", max: "12", step: "0.5", value: "6", dataset: { testid: "chat-scale" } });
-  const scaleValue = h("output", { for: scale.id, dataset: { testid: "chat-scale-value" } }, scale.value);
-  const tokens = h("input", { id: uniqueId("chat-tokens"), type: "number", min: "1", max: "512", value: "32", dataset: { testid: "chat-max-tokens" } });
-  const plain = answerBox("Plain", "chat-plain");
-  const steered = answerBox("Steered", "chat-steered");
-  const status = h("p.note", { role: "status" });
-
-  function fillLayers() {
-    const chosen = vectors.list.find((v) => v.name === vector.value);
-    replace(layer, h("option", { value: "" }, "all of the vector's modules"), (chosen ? chosen.modules : []).map((m) => h("option", { value: m }, m)));
-  }
-  function fillVectors(selected) {
-    replace(vector, vectors.list.map((v) => h("option", { value: v.name }, v.name)));
-    if (selected) vector.value = selected;
-    fillLayers();
-    status.textContent = vectors.list.length ? "" : "No stored vectors yet: compute one below, or PUT one to the steering route.";
-  }
-  vector.addEventListener("change", fillLayers);
-  scale.addEventListener("input", () => (scaleValue.textContent = scale.value));
-
-  const button = h("button.primary", { type: "submit", dataset: { testid: "chat-compare" } }, "Compare");
   const form = h(
     "form.chat-form",
     {
-      onsubmit: async (event) => {
+      novalidate: true,
+      onsubmit: (event) => {
         event.preventDefault();
-        const steering = vector.value
-          ? [{ name: vector.value, scale: Number(scale.value), ...(layer.value ? { modules: [layer.value] } : {}) }]
-          : null;
-        const maxTokens = Number(tokens.value) || 32;
-        button.disabled = true;
-        await Promise.all([
-          runAnswer(plain, (onText) => streamChat(model.name, message.value, maxTokens, null, onText)),
-          runAnswer(steered, (onText) => streamChat(model.name, message.value, maxTokens, steering, onText)),
-        ]);
-        button.disabled = false;
+        run();
       },
     },
-    h("div.field", null, labelled("Message", message)),
-    h("div.field-row", null, h("div.field", null, labelled("Vector", vector)), h("div.field", null, labelled("Layer", layer))),
-    h("div.field-row", null, h("div.field", null, labelled("Scale", scale), scaleValue), h("div.field", null, labelled("Max tokens", tokens))),
-    button,
-    status,
+    labelled(chat ? "Message" : "Prompt", input),
+    h("div.controls", null, send, stop, clear, h("span.hint", null, "Enter sends, Shift+Enter starts a new line.")),
   );
-  fillVectors();
-  return { element: h("div", null, form, h("div.answers", null, plain.element, steered.element)), fillVectors };
-}
-
-function computeForm(model, vectors, onStored) {
-  const name = h("input", { id: uniqueId("compute-name"), value: "joy", dataset: { testid: "compute-name" } });
-  const positive = h("textarea", { id: uniqueId("compute-positive"), rows: 3, dataset: { testid: "compute-positive" } }, "I love this!\nWhat a happy day.\nThe best thing ever.");
-  const negative = h("textarea", { id: uniqueId("compute-negative"), rows: 3, dataset: { testid: "compute-negative" } }, "I hate this.\nWhat a sad day.\nThe worst thing ever.");
-  const first = vectors.list.length ? vectors.list[0].modules[0] : "model.layers.12";
-  const layer = h("input", { id: uniqueId("compute-layer"), value: first, dataset: { testid: "compute-layer" } });
-  const key = h("input", { id: uniqueId("compute-key"), type: "password", autocomplete: "off", spellcheck: "false", dataset: { testid: "compute-key" } });
-  const status = h("div", { role: "status", dataset: { testid: "compute-status" } });
-  const lines = (area) => area.value.split("\n").map((s) => s.trim()).filter(Boolean);
-  const form = h(
-    "form.compute-form",
-    {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        replace(status, h("p.note", null, "Computing…"));
-        status.dataset.status = "running";
-        try {
-          const stored = await api(`${modelPath(model.name)}/steering/${encodeURIComponent(name.value)}/compute`, {
-            method: "POST",
-            json: { positive: lines(positive), negative: lines(negative), modules: [layer.value], chat: true },
-            headers: key.value ? { Authorization: `Bearer ${key.value}` } : {},
-          });
-          replace(status, h("p.note", null, `Stored “${stored.name}” (${stored.modules.join(", ")}).`));
-          status.dataset.status = "done";
-          await onStored(stored.name);
-        } catch (error) {
-          replace(status, errorBox(error, "Could not compute the vector"));
-          status.dataset.status = "error";
-        }
-      },
-    },
-    h("h3", null, "Compute a vector from examples"),
-    h("p.note", null, "Per layer: the mean output at the last prompt token over the positive examples minus over the negative ones (one example per line)."),
-    h("div.field-row", null, h("div.field", null, labelled("Name", name)), h("div.field", null, labelled("Layer", layer))),
-    h("div.field-row", null, h("div.field", null, labelled("Positive", positive)), h("div.field", null, labelled("Negative", negative))),
-    h("div.field", null, labelled("API key (write)", key)),
-    h("button", { type: "submit", dataset: { testid: "compute-submit" } }, "Compute and store"),
-    status,
-  );
-  return form;
-}
-
-/** The chat tab of text model `model`. */
-export async function chatTab(model) {
-  const vectors = { list: (await listVectors(model.name)).vectors };
-  const compare = compareForm(model, vectors);
-  const compute = computeForm(model, vectors, async (stored) => {
-    vectors.list = (await listVectors(model.name)).vectors;
-    compare.fillVectors(stored);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
   });
-  return h("div.chat", null, compare.element, compute);
+  stop.addEventListener("click", () => controller && controller.abort());
+  clear.addEventListener("click", () => {
+    history.length = 0;
+    replace(log);
+  });
+  return h(
+    "div.chat",
+    { dataset: { testid: "chat", mode: chat ? "chat" : "completion" } },
+    h(
+      "div.chat-main",
+      null,
+      chat ? null : h("p.note", null, `${model.name} has no chat template: each prompt is continued as plain text (/v1/completions).`),
+      log,
+      form,
+    ),
+    settings.element,
+  );
 }

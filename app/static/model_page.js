@@ -1,9 +1,10 @@
-// A model's page: facts, then tabs for try-it, activations, modules, parameters and upload (and chat
-// with steering for a language model).
+// A model's page: facts, then tabs for chat (text-generation models), try-it, activations, modules,
+// parameters and upload.
 
-import { api, modelConfig, modelMetadata, moduleTree, parameters } from "./api.js";
-import { chatTab } from "./chat.js";
+import { modelConfig, modelMetadata, moduleTree, parameters } from "./api.js";
 import { activationExplorer } from "./activations.js";
+import { chatView } from "./chat.js";
+import { steerTab } from "./steer.js";
 import { errorBox, formatBytes, formatCount, formatShape, h, replace } from "./dom.js";
 import { stateBadge } from "./models_page.js";
 import { moduleTreeView } from "./module_tree.js";
@@ -11,7 +12,6 @@ import { parametersView } from "./parameters_view.js";
 import { createInputPanel } from "./tryit.js";
 import { uploadForm } from "./upload.js";
 
-const CHAT_TAB = { id: "chat", label: "Chat", needsReady: true };
 const TABS = [
   { id: "try", label: "Try it", needsReady: true },
   { id: "activations", label: "Activations", needsReady: true },
@@ -19,6 +19,13 @@ const TABS = [
   { id: "parameters", label: "Parameters", needsReady: true },
   { id: "upload", label: "Upload weights", needsReady: false },
 ];
+const CHAT = { id: "chat", label: "Chat", needsReady: true };
+const STEER = { id: "steer", label: "Steer", needsReady: true };
+
+/** The config's `mininn.generation` (null: the model does not generate text). */
+function generationOf(config) {
+  return (config && config.mininn && config.mininn.generation) || null;
+}
 
 function tensorList(tensors) {
   if (!tensors || !tensors.length) return "–";
@@ -45,14 +52,10 @@ function facts(meta, config, totals) {
 async function loadFacts(name) {
   const meta = await modelMetadata(name);
   const ready = meta.state === "READY";
-  const [config, params, generates] = ready
-    ? await Promise.all([
-        modelConfig(name).catch(() => null),
-        parameters(name).catch(() => null),
-        api("/v1/models").then((list) => list.data.some((m) => m.id === name), () => false),
-      ])
-    : [null, null, false];
-  return { meta, config, totals: params && params.totals, generates };
+  const [config, params] = ready
+    ? await Promise.all([modelConfig(name).catch(() => null), parameters(name).catch(() => null)])
+    : [null, null];
+  return { meta, config, totals: params && params.totals };
 }
 
 /** A keyboard-usable tab strip (arrow keys, Home, End) over lazily built panels. */
@@ -127,7 +130,9 @@ export async function modelPage(main, name) {
   let panel = null;
   let explorer = null;
   const built = new Set();
-  const tabList = info.generates ? [CHAT_TAB, ...TABS] : TABS;
+  const generation = generationOf(info.config);
+  const chatTabs = generation && generation.chat_template ? [CHAT, STEER] : [CHAT];
+  const tabList = generation ? [...chatTabs, ...TABS] : TABS;
   const strip = tabs(tabList, async (item, element) => {
     if (built.has(item.id)) {
       if (item.id === "activations" && explorer) explorer.run();
@@ -140,8 +145,10 @@ export async function modelPage(main, name) {
     }
     try {
       if (item.id === "chat") {
+        replace(element, h("h2.visually-hidden", null, "Chat"), chatView(model));
+      } else if (item.id === "steer") {
         replace(element, h("p.status-line", { role: "status" }, "Loading the steering vectors…"));
-        replace(element, h("h2.visually-hidden", null, "Chat"), await chatTab(model));
+        replace(element, h("h2.visually-hidden", null, "Steer"), await steerTab(model));
       } else if (item.id === "try") {
         replace(element, h("h2.visually-hidden", null, "Try it"), panel.element);
       } else if (item.id === "activations") {

@@ -10,11 +10,13 @@ registry's ``generator`` factory, as the zoo's ``llama`` has one).
 
 Its config: ``context`` (the context length), ``fail_at`` (the generator raises
 once a sequence reaches this many tokens: a model failing mid-generation; 0:
-never), ``delay_ms`` (each decode step sleeps this long: a slow model) and
-``tokenizer`` (false: token ids only).
+never), ``delay_ms`` (each decode step sleeps this long: a slow model),
+``tokenizer`` (false: token ids only) and ``chat_template`` (false: no chat
+template, plain prompts only).
 
 :func:`generation_repository` writes the protocol tests' repository: ``tiny``
-(context 64), ``tiny-ids`` (no tokenizer), ``faulty`` (fails at 12 tokens),
+(context 64), ``tiny-ids`` (no tokenizer), ``tiny-plain`` (no chat template),
+``faulty`` (fails at 12 tokens),
 ``slow`` (context 512, 20 ms a step) and the ``mlp`` models of ``_app_support``
 (not text models).
 """
@@ -48,6 +50,13 @@ class TinyLMConfig:
     fail_at: int = 0  # the generator raises once a sequence has this many tokens; 0: never
     delay_ms: float = 0.0  # each decode step sleeps this long
     tokenizer: bool = True  # false: token ids only
+    chat_template: bool = True  # false: a tokenizer without a chat template (plain prompts only)
+
+
+class PlainTokenizer(ByteTokenizer):
+    """The byte tokenizer without a chat template."""
+
+    has_chat_template = False
 
 
 def build(config: TinyLMConfig) -> TinyLM:
@@ -78,7 +87,7 @@ def generator_for(servable: Any) -> TinyGenerator:
     def fails(tokens: list[int]) -> bool:
         return 0 < fail_at <= len(tokens)
 
-    tokenizer = ByteTokenizer() if config.tokenizer else None
+    tokenizer = (ByteTokenizer() if config.chat_template else PlainTokenizer()) if config.tokenizer else None
     generator = TinyGenerator(servable.module, tokenizer, config.context, fails if fail_at else None)
     if config.delay_ms:
         decode, delay = generator.decode, config.delay_ms / 1e3
@@ -114,6 +123,7 @@ def generation_repository(root: Path) -> Path:
     make_repository(root)
     write_tiny_lm(root, "tiny", seed=1)
     write_tiny_lm(root, "tiny-ids", seed=2, tokenizer=False)
+    write_tiny_lm(root, "tiny-plain", seed=5, chat_template=False)
     write_tiny_lm(root, "faulty", seed=3, fail_at=12)
     write_tiny_lm(root, "slow", seed=4, context=512, delay_ms=20)
     return root

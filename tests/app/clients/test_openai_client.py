@@ -28,7 +28,7 @@ def client(generation_server: GenerationServer) -> Iterator[Any]:
 
 def test_models_list_names_the_text_generation_models_only(client: Any) -> None:
     listed = {model.id: model for model in client.models.list()}
-    assert set(listed) == {"tiny", "tiny-ids", "faulty", "slow"}  # not the mlp models
+    assert set(listed) == {"tiny", "tiny-ids", "tiny-plain", "faulty", "slow"}  # not the mlp models
     assert listed["tiny"].object == "model" and listed["tiny"].owned_by == "mininn-serve"
     assert listed["tiny"].model_extra["max_model_len"] == 64
     assert client.models.retrieve("slow").id == "slow"

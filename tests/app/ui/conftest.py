@@ -104,9 +104,21 @@ def open_page(
 
     ``open_page(..., scrollbars=True)`` opens it in :func:`chromium_with_scrollbars`.
     """
+    yield from watched_pages(chromium, explorer_server.base_url, request)
+
+
+@pytest.fixture
+def open_generation_page(
+    chromium: Any, generation_server: Any, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Any]]:
+    """:func:`open_page` on the text-generation models' server (``tests/app/_generation_support.py``)."""
+    yield from watched_pages(chromium, generation_server.base_url, request)
+
+
+def watched_pages(chromium: Any, origin: str, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """The page factory of :func:`open_page` for the server at ``origin``; checks the watch at the end."""
     watch = Watch()
     contexts: list[Any] = []
-    origin = explorer_server.base_url
 
     def on_console(message: Any) -> None:
         if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
