@@ -20,7 +20,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from app.errors import BadRequestError, PayloadTooLargeError
+from app.errors import BadRequestError, ErrorBody, PayloadTooLargeError
 from app.http.auth import require_read, require_write
 from app.http.dependencies import PlaneDep, SettingsDep
 from app.http.json_limits import parse_json
@@ -41,15 +41,21 @@ _UPLOAD_OPENAPI: dict[str, Any] = {
 }
 
 
+def _errors(**codes: str) -> dict[int | str, dict[str, Any]]:
+    described = {404: "no such model, or no such vector", **{int(k[1:]): v for k, v in codes.items()}}
+    return {code: {"model": ErrorBody, "description": text} for code, text in described.items()}
+
+
 @router.get("/v2/models/{model_name}/steering", summary="List steering vectors",
-            dependencies=[Depends(require_read)])
+            dependencies=[Depends(require_read)], responses=_errors())
 async def list_vectors(model_name: str, plane: PlaneDep) -> dict[str, Any]:
     """The model's stored steering vectors."""
     return await asyncio.to_thread(plane.steering.list, model_name)
 
 
 @router.put(_PATH, summary="Store a steering vector", status_code=201,
-            dependencies=[Depends(require_write)], openapi_extra=_UPLOAD_OPENAPI)
+            dependencies=[Depends(require_write)], openapi_extra=_UPLOAD_OPENAPI,
+            responses=_errors(e413="body over MININN_MAX_UPLOAD_BYTES", e503="the model is not ready"))
 async def put_vector(model_name: str, vector_name: str, request: Request, plane: PlaneDep,
                      settings: SettingsDep) -> dict[str, Any]:
     """Check the directions against the model (modules, widths) and store them under ``vector_name``."""
@@ -58,7 +64,8 @@ async def put_vector(model_name: str, vector_name: str, request: Request, plane:
     return await plane.steering.upload(model_name, vector_name, data)
 
 
-@router.get(_PATH, summary="Download a steering vector (safetensors)", dependencies=[Depends(require_read)])
+@router.get(_PATH, summary="Download a steering vector (safetensors)", dependencies=[Depends(require_read)],
+            responses=_errors())
 async def get_vector(model_name: str, vector_name: str, plane: PlaneDep) -> Response:
     """The stored directions as a safetensors file."""
     data = await asyncio.to_thread(plane.steering.store.file_bytes, model_name, vector_name)
@@ -66,7 +73,8 @@ async def get_vector(model_name: str, vector_name: str, plane: PlaneDep) -> Resp
     return Response(data, media_type="application/octet-stream", headers=headers)
 
 
-@router.delete(_PATH, summary="Delete a steering vector", dependencies=[Depends(require_write)])
+@router.delete(_PATH, summary="Delete a steering vector", dependencies=[Depends(require_write)],
+               responses=_errors())
 async def delete_vector(model_name: str, vector_name: str, plane: PlaneDep) -> dict[str, Any]:
     """Remove the vector; requests already running keep the copy they read."""
     await asyncio.to_thread(plane.steering.store.delete, model_name, vector_name)
@@ -74,7 +82,8 @@ async def delete_vector(model_name: str, vector_name: str, plane: PlaneDep) -> d
 
 
 @router.post(_PATH + "/compute", summary="Compute a steering vector from contrasting prompts",
-             status_code=201, dependencies=[Depends(require_write)])
+             status_code=201, dependencies=[Depends(require_write)],
+             responses=_errors(e503="the model is not ready"))
 async def compute_vector(
     model_name: str, vector_name: str, request: Request, plane: PlaneDep
 ) -> dict[str, Any]:

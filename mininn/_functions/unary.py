@@ -173,6 +173,7 @@ def _gelu_block32(x: Any, out: Any, scratch: list[Any]) -> None:
     lower *= a
     np.maximum(x, x.dtype.type(0), out=out)
     out -= lower  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|)
+    np.copyto(out, x, where=x == np.inf)  # inf * Phi(-inf) is nan above; GELU(inf) is inf, as in torch
 
 
 def _via_float32(fn: Any, x: Any) -> Any:

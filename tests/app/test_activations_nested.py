@@ -91,7 +91,8 @@ def _no_hooks_left(client: TestClient) -> bool:
     return all(
         not (m._forward_hooks or m._forward_pre_hooks or m._forward_hooks_with_kwargs)
         for version in versions
-        for m in version.module.modules()
+        if version.loaded is not None
+        for m in version.loaded.module.modules()
     )
 
 

@@ -182,4 +182,5 @@ def test_the_sdks_default_protocol_fails_as_the_readme_says(stock_server: Server
     answers = json.loads(run.stdout.strip().splitlines()[-1])
     assert answers["ready"][1].startswith("Unsupported protocol v1")
     status, url = answers["infer"]
-    assert status == 404 and url == f"{stock_server.base_url}/v1/models/mlp:predict"
+    # /v1/models/{id} is OpenAI's model card (GET only), so v1's POST there is a 405
+    assert status == 405 and url == f"{stock_server.base_url}/v1/models/mlp:predict"

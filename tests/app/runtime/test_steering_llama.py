@@ -68,7 +68,7 @@ def plane(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 def reference(plane: DataPlane) -> Any:
     """transformers' model on the tensors the server read from the GGUF (read once; the GGUF
     reader itself is checked against transformers in tests/models/test_gguf.py)."""
-    module = plane.generation_model("smollm2").generator.module
+    module = plane.manager.version("smollm2").generator.module
     config = transformers.LlamaConfig(**dataclasses.asdict(module.config))
     with no_init_weights():
         model = transformers.LlamaForCausalLM(config).eval()
@@ -86,7 +86,7 @@ def vector(plane: DataPlane) -> np.ndarray:
 
 
 def chat_ids(plane: DataPlane, text: str) -> list[int]:
-    return list(plane.encode_chat(plane.generation_model("smollm2"), [{"role": "user", "content": text}]))
+    return list(plane.encode_chat(plane.manager.version("smollm2"), [{"role": "user", "content": text}]))
 
 
 def hidden(output: Any) -> Any:
@@ -131,7 +131,7 @@ def hf_greedy(
 async def generate(plane: DataPlane, ids: list[int], fields: dict[str, Any], tokens: int = TOKENS) -> tuple[
     list[TokenEvent], GenerationResult
 ]:
-    model = plane.generation_model("smollm2")
+    model = await plane.generation_model("smollm2")
     request = GenerationRequest(
         tuple(ids),
         SamplingParams(max_tokens=tokens, temperature=0.0, ignore_eos=True),
@@ -245,7 +245,7 @@ def _safetensors(directions: dict[str, np.ndarray]) -> bytes:
 
 
 def test_bad_requests_are_clear_and_change_nothing(plane: DataPlane, vector: np.ndarray) -> None:
-    model = plane.generation_model("smollm2")
+    model = plane.manager.version("smollm2")
     ids = chat_ids(plane, PROMPT)
 
     def refused(fields: dict[str, Any], match: str, tokens: int = 4) -> None:
