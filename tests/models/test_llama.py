@@ -164,11 +164,11 @@ def _reference_greedy(reference: Any, ids: list[int]) -> tuple[list[int], list[n
     cache = transformers.DynamicCache()
     tokens, logits = [], []
     with torch.no_grad():
-        out = reference(torch.tensor([ids]), past_key_values=cache, use_cache=True)
+        out = reference(torch.tensor([ids]), cache=cache, use_cache=True)
         for _ in range(NEW_TOKENS):
             logits.append(out.logits[0, -1].numpy().copy())
             tokens.append(int(logits[-1].argmax()))
-            out = reference(torch.tensor([[tokens[-1]]]), past_key_values=cache, use_cache=True)
+            out = reference(torch.tensor([[tokens[-1]]]), cache=cache, use_cache=True)
     return tokens, logits
 
 
