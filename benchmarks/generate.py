@@ -12,7 +12,7 @@ and into transformers' ``LlamaForCausalLM`` (eager code, its default ``sdpa`` at
   ``LlamaGenerator.prefill`` (KV cache filled, logits of the last position) against
   transformers' forward with ``use_cache=True, logits_to_keep=1`` (what ``generate`` runs first).
 - ``decode``: ``--decode-tokens`` greedy steps after a 32-token prompt, one token per step over
-  the KV cache (transformers: ``DynamicCache``); tokens/s = steps / time.
+  the KV cache (transformers: ``DynamicCache`` passed as ``cache``); tokens/s = steps / time.
 - ``decode_batch8``: mininn only, 8 sequences of different lengths decoded together: aggregate
   tokens/s against one sequence, with the rows projected one by one (``row_wise``, the default:
   each row's logits equal its logits alone) and with one matrix product per projection
@@ -95,7 +95,7 @@ def _decode(ours: Any, hf: Any, prompt: list[int], args: argparse.Namespace) -> 
         state["m"] = (seq, int(generator.prefill(seq, prompt).argmax()))
         cache = DynamicCache()
         with torch.no_grad():
-            out = hf(torch.tensor([prompt]), past_key_values=cache, use_cache=True, logits_to_keep=1)
+            out = hf(torch.tensor([prompt]), cache=cache, use_cache=True, logits_to_keep=1)
         state["t"] = (cache, int(out.logits[0, -1].argmax()))
 
     def run_torch() -> list[int]:
@@ -103,7 +103,7 @@ def _decode(ours: Any, hf: Any, prompt: list[int], args: argparse.Namespace) -> 
         tokens = []
         with torch.no_grad():
             for _ in range(steps):
-                out = hf(torch.tensor([[token]]), past_key_values=cache, use_cache=True)
+                out = hf(torch.tensor([[token]]), cache=cache, use_cache=True)
                 token = int(out.logits[0, -1].argmax())
                 tokens.append(token)
         return tokens

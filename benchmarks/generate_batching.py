@@ -83,11 +83,10 @@ def _generator(args: argparse.Namespace) -> Any:
         return tiny_generator(
             dim=args.dim, layers=args.layers, context_length=1024, dtype=getattr(mininn, args.dtype)
         )
-    from models.gguf import read_gguf
-    from models.llama_generation import LlamaGenerator
-
     import models
     from models.demos import smollm2_gguf_path
+    from models.gguf import read_gguf
+    from models.llama_generation import LlamaGenerator
 
     path = smollm2_gguf_path()
     if path is None:

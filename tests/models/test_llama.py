@@ -159,13 +159,17 @@ def test_float64_logits_per_step_within_1e6_of_transformers(ours: Any, reference
 
 
 def _reference_greedy(reference: Any, ids: list[int]) -> tuple[list[int], list[np.ndarray]]:
+    """transformers' greedy tokens and the logits each was chosen from, for NEW_TOKENS steps
+    (through end-of-sequence tokens: every step is compared)."""
+    cache = transformers.DynamicCache()
+    tokens, logits = [], []
     with torch.no_grad():
-        out = reference.generate(
-            torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False, output_logits=True,
-            return_dict_in_generate=True, pad_token_id=2,
-        )
-    tokens = out.sequences[0, len(ids):].tolist()
-    return tokens, [step[0].numpy() for step in out.logits]
+        out = reference(torch.tensor([ids]), cache=cache, use_cache=True)
+        for _ in range(NEW_TOKENS):
+            logits.append(out.logits[0, -1].numpy().copy())
+            tokens.append(int(logits[-1].argmax()))
+            out = reference(torch.tensor([[tokens[-1]]]), cache=cache, use_cache=True)
+    return tokens, logits
 
 
 def _check_greedy(ours: Any, reference: Any, ids: list[int], label: str) -> int:
