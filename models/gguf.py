@@ -116,9 +116,29 @@ def open_reader(path: Path) -> Any:
     except ImportError:
         raise GGUFError("reading GGUF files needs the gguf package: pip install gguf") from None
     try:
-        return gguf.GGUFReader(str(path), "r")
+        return _plain_array_reader(gguf)(str(path), "r")
     except Exception as exc:  # the reader raises whatever its parsing hits on bad bytes
         raise GGUFError(f"not a readable GGUF file: {type(exc).__name__}: {exc}") from None
+
+
+def _plain_array_reader(gguf: Any) -> type:
+    """``gguf.GGUFReader`` parsing through a plain ndarray view of its memory map.
+
+    The reader slices its buffer once per metadata value; on an ``np.memmap`` every slice pays
+    the subclass's bookkeeping, 10 of a load's 18 s for a 49k-token vocabulary. A plain view of
+    the same mapping parses the same bytes (tensors stay views of the file) in about a tenth.
+    """
+
+    class PlainArrayReader(gguf.GGUFReader):  # type: ignore[misc]
+        @property
+        def data(self) -> np.ndarray:
+            return self._plain_data
+
+        @data.setter
+        def data(self, value: np.ndarray) -> None:
+            self._plain_data = value.view(np.ndarray)  # its base keeps the mapping alive
+
+    return PlainArrayReader
 
 
 def read_gguf(path: Path, reader: Any = None) -> GGUFModel:
