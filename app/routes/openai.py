@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -141,24 +142,38 @@ async def get_model(model_name: str, plane: PlaneDep) -> JSONResponse:
     return JSONResponse(_model_card(await _generation_model(plane, model_name)))
 
 
+@dataclass(frozen=True)
+class _Api:
+    """What differs between the completions and the chat API: the body, its preparation, the
+    streamed frames and the whole answer."""
+
+    schema: type[BaseModel]
+    prepare: Callable[..., Prepared]
+    frames: Callable[..., Any]
+    body: Callable[..., Any]
+
+
+_COMPLETIONS = _Api(CompletionRequest, prepare_completion, completion_frames, completion_body)
+_CHAT = _Api(ChatCompletionRequest, prepare_chat, chat_frames, chat_body)
+
+
+async def _complete(request: Request, plane: DataPlane, api: _Api) -> Response:
+    body: Any = await _read(request, plane, api.schema)
+    model = await _generation_model(plane, body.model)
+    prepared = api.prepare(plane, model, body, request_id_var.get())
+    if body.stream:
+        return await _stream(plane, model, prepared, api.frames, body.include_usage)
+    return await _answer(request, plane, model, prepared, api.body)
+
+
 async def create_completion(request: Request, plane: PlaneDep) -> Response:
     """Continue a prompt (a string, strings, or token ids): OpenAI's completions API."""
-    body = await _read(request, plane, CompletionRequest)
-    model = await _generation_model(plane, body.model)
-    prepared = prepare_completion(plane, model, body, request_id_var.get())
-    if body.stream:
-        return await _stream(plane, model, prepared, completion_frames, body.include_usage)
-    return await _answer(request, plane, model, prepared, completion_body)
+    return await _complete(request, plane, _COMPLETIONS)
 
 
 async def create_chat_completion(request: Request, plane: PlaneDep) -> Response:
     """Answer a conversation with the model's chat template: OpenAI's chat completions API."""
-    body = await _read(request, plane, ChatCompletionRequest)
-    model = await _generation_model(plane, body.model)
-    prepared = prepare_chat(plane, model, body, request_id_var.get())
-    if body.stream:
-        return await _stream(plane, model, prepared, chat_frames, body.include_usage)
-    return await _answer(request, plane, model, prepared, chat_body)
+    return await _complete(request, plane, _CHAT)
 
 
 async def _answer(

