@@ -548,6 +548,8 @@ def summary(report: Report) -> str:
         f"RSS growth over the second half (%) {report.rss_growth_second_half}",
         "OK" if report.ok else "FAILED:\n  " + "\n  ".join(report.failures),
     ]
+    if report.error_samples:
+        lines += ["errors (first 20):", *(f"  {sample}" for sample in report.error_samples)]
     return "\n".join(lines)
 
 
