@@ -18,6 +18,7 @@ is kept (:attr:`GGUFModel.reader`) for the tokenizer code to read them.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ def open_reader(path: Path) -> Any:
         raise GGUFError(f"not a readable GGUF file: {type(exc).__name__}: {exc}") from None
 
 
+@functools.cache
 def _plain_array_reader(gguf: Any) -> type:
     """``gguf.GGUFReader`` parsing through a plain ndarray view of its memory map.
 

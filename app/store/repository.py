@@ -64,12 +64,14 @@ __all__ = [
     "ModelSpec",
     "Staging",
     "file_identity",
+    "fsync_dir",
     "is_model_file_name",
     "parse_spec",
     "parse_version",
     "spec_from_document",
     "validate_file_name",
     "validate_model_name",
+    "write_file_atomically",
 ]
 
 logger = logging.getLogger("app.store.repository")
@@ -447,18 +449,8 @@ class ModelRepository:
         if not folder.is_dir():
             self.root.mkdir(parents=True, exist_ok=True)
             folder.mkdir(exist_ok=True)
-            _fsync_dir(self.root)
-        tmp = folder / f"{_SPEC_TMP_PREFIX}{secrets.token_hex(8)}.tmp"
-        try:
-            with open(tmp, "xb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, folder / filename)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-        _fsync_dir(folder)
+            fsync_dir(self.root)
+        write_file_atomically(folder, filename, data, tmp_prefix=_SPEC_TMP_PREFIX)
 
     def new_staging(self, name: str) -> Staging:
         """A locked staging folder in the model's folder for one upload.
@@ -476,7 +468,7 @@ class ModelRepository:
         first, the next one is tried.
         """
         folder = self._existing_dir(name)
-        _fsync_dir(staging.path)
+        fsync_dir(staging.path)
         number = _next_number(folder)
         for _ in range(_CLAIM_ATTEMPTS):
             try:
@@ -486,7 +478,7 @@ class ModelRepository:
                     raise
                 number = max(number + 1, _next_number(folder))
                 continue
-            _fsync_dir(folder)
+            fsync_dir(folder)
             staging.committed = True
             return number
         raise ConflictError(f"model '{name}': could not claim a version number after {_CLAIM_ATTEMPTS} tries")
@@ -504,7 +496,7 @@ class ModelRepository:
             os.rename(path.parent, doomed)
         except FileNotFoundError:
             raise NotFoundError(f"model '{name}' has no version {version}") from None
-        _fsync_dir(folder)
+        fsync_dir(folder)
         shutil.rmtree(doomed, ignore_errors=True)
 
     def clean_stale(self) -> list[Path]:
@@ -627,7 +619,24 @@ def _next_number(folder: Path) -> int:
     return max(numbers, default=0) + 1
 
 
-def _fsync_dir(path: Path) -> None:
+def write_file_atomically(folder: Path, filename: str, data: bytes, *, tmp_prefix: str = ".") -> None:
+    """Write ``data`` to ``folder / filename``: a temporary file, fsynced, renamed over it, then
+    the folder fsynced; a reader sees the old file or the new one, never a torn one."""
+    tmp = folder / f"{tmp_prefix}{secrets.token_hex(8)}.tmp"
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, folder / filename)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    fsync_dir(folder)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a folder's entries (a rename, an unlink) durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)

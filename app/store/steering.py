@@ -17,11 +17,8 @@ is not part of what the repository watch follows, so storing a vector never relo
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import re
-import secrets
 import tempfile
 import threading
 from pathlib import Path
@@ -30,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from app.errors import BadRequestError, NotFoundError, UnprocessableError
-from app.store.repository import ModelRepository
+from app.store.repository import ModelRepository, fsync_dir, write_file_atomically
 
 __all__ = ["STEERING_FOLDER", "SteeringStore", "check_directions", "read_upload", "validate_vector_name"]
 
@@ -127,17 +124,7 @@ class SteeringStore:
         path = folder / f"{validate_vector_name(name)}{_SUFFIX}"
         created = not path.exists()
         data = save({key: np.ascontiguousarray(v, dtype=np.float32) for key, v in directions.items()})
-        tmp = folder / f".{secrets.token_hex(8)}.tmp"
-        try:
-            with open(tmp, "xb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-        _fsync_dir(folder)
+        write_file_atomically(folder, path.name, data)
         return created
 
     def delete(self, model: str, name: str) -> None:
@@ -151,15 +138,7 @@ class SteeringStore:
             path.unlink()
         except FileNotFoundError:
             raise NotFoundError(f"model '{model}' has no steering vector '{name}'") from None
-        _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fsync_dir(path.parent)
 
 
 # ---- reading an upload -----------------------------------------------------------------------
