@@ -69,6 +69,11 @@ class Steering:
             UnprocessableError: a bad ``steering`` entry, an unknown vector, or ``steps``/``positions``
                 (they select generation steps; an inference is one forward).
         """
+        if model.generator is None:
+            raise UnprocessableError(
+                f"parameter 'steering': model '{model.name}' is not a text-generation model, and steering "
+                "vectors belong to those; edit this model's activations with 'interventions' instead"
+            )
         edits = steering_edits(value, lambda name: self.store.read(model.name, name))
         for edit in edits:
             if edit.steps != ALL_STEPS or edit.positions != ALL_POSITIONS:

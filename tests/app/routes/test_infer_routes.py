@@ -361,3 +361,12 @@ def test_with_opentelemetry_on_inference_takes_fastapi_s_way(
     assert response.status_code == 200
     assert response.json()["outputs"][0]["name"] == "output"
 
+
+
+def test_steering_on_a_model_that_does_not_generate_text_is_refused_with_the_alternative(
+    client: TestClient,
+) -> None:
+    status, message = error(client, json=json_body(parameters={"steering": '[{"name": "joy", "scale": 2}]'}))
+    assert status == 422
+    assert "model 'mlp' is not a text-generation model" in message
+    assert "with 'interventions' instead" in message
