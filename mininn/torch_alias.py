@@ -178,7 +178,8 @@ def forget(package: str) -> None:
     """Drop a loaded package and its modules from ``sys.modules`` (a loaded module keeps working)."""
     with _LOCK:
         _FOLDERS.pop(package, None)
-    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+    # list() copies the keys in one step: another thread may be importing meanwhile.
+    for name in [n for n in list(sys.modules) if n == package or n.startswith(package + ".")]:
         sys.modules.pop(name, None)
 
 

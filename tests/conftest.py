@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import compileall
 from pathlib import Path
 
 import pytest
 
 from models.demos import SMOLLM2_PIP, smollm2_gguf_path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the project's bytecode once, in the controlling process, before any test starts.
+
+    Many tests start servers as subprocesses. Where ``PYTHONDONTWRITEBYTECODE`` is set (as on
+    these CI machines) no ``__pycache__`` is ever written, and every start compiled all of
+    ``app``, ``mininn`` and ``models`` again: 0.8 s of its CPU, a third of a demo start-up.
+    ``compileall`` writes the cache regardless, and is a stat per file when it is current.
+    """
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
+        return
+    root = Path(__file__).resolve().parent.parent
+    for package in ("app", "mininn", "models"):
+        compileall.compile_dir(root / package, quiet=1)
 
 
 @pytest.fixture(scope="session")
