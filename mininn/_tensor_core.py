@@ -5,10 +5,10 @@ array on cuda), the metadata read from it (shape, dtype, device) and the
 autograd record (``requires_grad``, ``grad``, ``grad_fn``, hooks). It calls no
 op. The layers above it, bottom-up:
 
-- ``mininn.autograd.function``: the seam. ``Function.apply`` unwraps Tensors
+- ``mininn.autograd.function``: the seam. ``ArrayFunction.apply`` unwraps Tensors
   into arrays, runs an op's array-level ``forward`` and wraps the results,
   recording the graph; ``wrap`` makes a Tensor of an array.
-- ``mininn._functions``: the ops (``Function`` subclasses on arrays) and the
+- ``mininn._functions``: the ops (``ArrayFunction`` subclasses on arrays) and the
   public functions that call them.
 - ``mininn.tensor``: the public ``Tensor``, a ``TensorCore`` with the methods
   that call the ops, handed to the seam once with ``set_tensor_class``.

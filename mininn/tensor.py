@@ -3,7 +3,7 @@
 Layers, bottom-up: ``mininn._tensor_core.TensorCore`` holds a tensor's state
 (``_data``: a NumPy array on cpu, a CuPy array on cuda; ``requires_grad``,
 ``grad``, ``grad_fn``, hooks); ``mininn.autograd.function`` is the seam, where
-``Function.apply`` unwraps Tensors into arrays and wraps results, recording the
+``ArrayFunction.apply`` unwraps Tensors into arrays and wraps results, recording the
 graph; ``mininn._functions`` holds the ops, each family also defining the public
 function (``mininn.sum(x, 1)``) that this class binds as the method of the same
 name (``x.sum(1)``). This file adds what needs the ops: autograd entry points

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 __all__ = ["ROW_WISE_DECODE", "CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
 
@@ -109,7 +109,7 @@ class CachedBatch:
     starts: Sequence[int]
 
 
-class CachedAttention(Function):
+class CachedAttention(ArrayFunction):
     """Rotary embedding, cache append and causal attention, row by row (inference only).
 
     ``forward(q (B, T, nh*hd), k (B, T, nkv*hd), v (B, T, nkv*hd), cos (B, T, hd), sin, batch,

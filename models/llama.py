@@ -30,7 +30,7 @@ import numpy as np
 import mininn
 import mininn.nn.functional as F
 from mininn import Tensor, nn
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from models.config import require
 from models.kv_cache import ROW_WISE_DECODE, CachedAttention, CachedBatch, SequenceCache, array_module
 from models.registry import Architecture, register
@@ -186,7 +186,7 @@ def _llama3_frequencies(inv: np.ndarray, scaling: Mapping[str, Any]) -> np.ndarr
     return np.where(medium, smoothed, scaled).astype(f32)
 
 
-class _RMSNorm(Function):
+class _RMSNorm(ArrayFunction):
     """``weight * (xc * rsqrt(mean(xc**2) + eps)).to(dtype)``, ``xc``: ``x`` in at least float32."""
 
     @staticmethod
@@ -225,7 +225,7 @@ class LlamaRMSNorm(nn.Module):
         return f"{tuple(self.weight.shape)}, eps={self.variance_epsilon}"
 
 
-class _RowwiseLinear(Function):
+class _RowwiseLinear(ArrayFunction):
     """``x @ w.T + b`` one row at a time (matrix-vector products): a row's result does not
     depend on how many rows share the call (a matrix-matrix product's blocking does)."""
 

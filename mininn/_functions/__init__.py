@@ -1,1 +1,1 @@
-"""Autograd ops (``Function`` subclasses on raw arrays), one file per family."""
+"""Autograd ops (``ArrayFunction`` subclasses on raw arrays), one file per family."""

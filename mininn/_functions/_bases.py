@@ -1,4 +1,4 @@
-"""Base ``Function`` classes for op families whose forward and backward differ only in their maths.
+"""Base ``ArrayFunction`` classes for op families whose forward and backward differ only in their maths.
 
 Each base saves what its backward needs and hands it to two static methods, ``fn`` (the
 forward maths) and ``grad`` (the backward maths); a factory builds the op from those two,
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 
 def _quiet(on: bool) -> contextlib.AbstractContextManager[Any]:
@@ -24,11 +24,11 @@ def _quiet(on: bool) -> contextlib.AbstractContextManager[Any]:
     return np.errstate(divide="ignore", invalid="ignore") if on else contextlib.nullcontext()
 
 
-def _op(name: str, base: type[Function], **attrs: Any) -> type[Function]:
+def _op(name: str, base: type[ArrayFunction], **attrs: Any) -> type[ArrayFunction]:
     return type(name, (base,), {"__module__": __name__, **attrs})
 
 
-class _OneInput(Function):
+class _OneInput(ArrayFunction):
     """A one-input op (``exp``, ``inv``, ...): ``fn`` computes it and ``grad(g, saved)`` its gradient,
     where ``saved`` is the output (``saves_output``) or the input. ``quiet``: see :func:`_quiet`."""
 
@@ -58,13 +58,13 @@ class _OneInput(Function):
 
 
 def _one_input(name: str, fn: Callable[[Any], Any], grad: Callable[[Any, Any], Any], *,
-                 saves_output: bool = True, quiet: bool = False) -> type[Function]:
+                 saves_output: bool = True, quiet: bool = False) -> type[ArrayFunction]:
     """The op ``name`` (its graph node is ``<name>Backward0``): ``fn`` and ``grad(g, out or input)``."""
     return _op(name, _OneInput, fn=staticmethod(fn), grad=staticmethod(grad), saves_output=saves_output,
                quiet=quiet)
 
 
-class _Binary(Function):
+class _Binary(ArrayFunction):
     """A two-input elementwise op that broadcasts: ``fn(a, b)`` computes it and ``grads(g, a, b, out)``
     the gradients of both inputs at the broadcast shape, which ``backward`` sums down to each
     input's own shape. ``quiet``: see :func:`_quiet`."""
@@ -95,12 +95,12 @@ class _Binary(Function):
 
 
 def _binary(name: str, fn: Callable[[Any, Any], Any], grads: Callable[[Any, Any, Any, Any], tuple[Any, Any]],
-            *, quiet: bool = False) -> type[Function]:
+            *, quiet: bool = False) -> type[ArrayFunction]:
     """The broadcasting op ``name``: ``fn(a, b)`` and ``grads(g, a, b, out) -> (grad_a, grad_b)``."""
     return _op(name, _Binary, fn=staticmethod(fn), grads=staticmethod(grads), quiet=quiet)
 
 
-class _AlongAxis(Function):
+class _AlongAxis(ArrayFunction):
     """An op along one axis (softmax, a running product, ...): ``fn(a, axis)`` computes it and
     ``grad(g, a, out, axis)`` its gradient; where ``saves_input`` is False only the output is
     kept, and ``grad(g, out, axis)`` is called."""
@@ -128,6 +128,6 @@ class _AlongAxis(Function):
 
 
 def _along_axis(name: str, fn: Callable[[Any, int], Any], grad: Callable[..., Any], *,
-                saves_input: bool = True) -> type[Function]:
+                saves_input: bool = True) -> type[ArrayFunction]:
     """The op ``name`` along one axis: ``fn(a, axis)`` and ``grad(g, [a,] out, axis)``."""
     return _op(name, _AlongAxis, fn=staticmethod(fn), grad=staticmethod(grad), saves_input=saves_input)

@@ -20,10 +20,10 @@ from mininn._functions import shape as S
 from mininn._functions._util import broadcast_error, wrap_dim
 from mininn._functions.indexing import narrow
 from mininn._tensor_core import Size, TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
-class RepeatInterleave(Function):
+class RepeatInterleave(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, repeats: Any, axis: int) -> Any:
         ctx.meta = (a.shape, np.repeat(np.arange(a.shape[axis]), repeats), axis)
@@ -258,7 +258,7 @@ def ravel(input: Any) -> Any:
     return S.reshape(input, -1)
 
 
-class Unfold(Function):
+class Unfold(ArrayFunction):
     """Windows of ``size`` every ``step`` along ``axis``, as a new last dim (a strided view)."""
 
     @staticmethod
@@ -295,7 +295,7 @@ def unfold(input: Any, dimension: int, size: int, step: int) -> Any:
     return Unfold.apply(x, axis, size, step)
 
 
-class BlockDiag(Function):
+class BlockDiag(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, blocks: list[Any]) -> Any:
         rows = [b.shape[0] for b in blocks]
@@ -388,7 +388,7 @@ def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Any:
     return S.reshape(input[wrap(index.reshape(-1))], -1, r)
 
 
-class AsStrided(Function):
+class AsStrided(ArrayFunction):
     """A view picking elements of the flattened input by ``size``, ``stride`` and ``storage_offset``."""
 
     @staticmethod

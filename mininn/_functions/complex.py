@@ -21,7 +21,7 @@ from mininn._functions.conversion import cast
 from mininn._functions.elementwise import div, where
 from mininn._functions.unary import abs as abs_
 from mininn._functions.unary import sign
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 
@@ -40,7 +40,7 @@ def _as_real(z: Any) -> Any:
     return np.stack([z.real, z.imag], axis=-1)
 
 
-class ViewAsComplex(Function):
+class ViewAsComplex(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         ctx.real_dtype = a.dtype
@@ -51,7 +51,7 @@ class ViewAsComplex(Function):
         return np.stack([g.real, g.imag], axis=-1).astype(ctx.real_dtype, copy=False)
 
 
-class ViewAsReal(Function):
+class ViewAsReal(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, z: Any) -> Any:
         return _as_real(z)
@@ -61,7 +61,7 @@ class ViewAsReal(Function):
         return _as_complex(g, g.dtype)
 
 
-class Polar(Function):
+class Polar(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, r: Any, theta: Any) -> Any:
         cos, sin = np.cos(theta), np.sin(theta)
@@ -78,7 +78,7 @@ class Polar(Function):
         return unbroadcast(gr, r.shape), unbroadcast(gtheta, cos.shape)
 
 
-class Complex(Function):
+class Complex(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, re: Any, im: Any) -> Any:
         ctx.shapes = (re.shape, im.shape)
@@ -92,7 +92,7 @@ class Complex(Function):
         return unbroadcast(g.real.copy(), sr), unbroadcast(g.imag.copy(), si)
 
 
-class _Part(Function):
+class _Part(ArrayFunction):
     """``z.real`` or ``z.imag`` (``part``); the gradient is ``g`` in that part of a complex zero."""
 
     part = ""
@@ -117,7 +117,7 @@ class Imag(_Part):
     part = "imag"
 
 
-class Conj(Function):
+class Conj(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, z: Any) -> Any:
         return np.conj(z)
@@ -127,7 +127,7 @@ class Conj(Function):
         return np.conj(g)
 
 
-class Angle(Function):
+class Angle(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, z: Any) -> Any:
         ctx.save_for_backward(z)

@@ -11,10 +11,10 @@ from mininn import _dtype
 from mininn._backend import as_device, device, device_of, to_device
 from mininn._functions._util import legacy_type_name
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 
-class Cast(Function):
+class Cast(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, np_dtype: Any) -> Any:
         ctx.in_dtype = a.dtype
@@ -27,7 +27,7 @@ class Cast(Function):
         return g.astype(ctx.in_dtype), None
 
 
-class ToDevice(Function):
+class ToDevice(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, dev: device) -> Any:
         ctx.src = device_of(a)
@@ -38,7 +38,7 @@ class ToDevice(Function):
         return to_device(g, ctx.src), None
 
 
-class Clone(Function):
+class Clone(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         return a.copy()

@@ -23,7 +23,7 @@ from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import reshape
 from mininn._functions.sorting import cumsum
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
 def _rev_cumsum(x: Any, axis: int) -> Any:
@@ -58,7 +58,7 @@ def _cumprod_grad(g: Any, a: Any, out: Any, axis: int) -> Any:
 CumProd = _along_axis("CumProd", lambda a, axis: np.cumprod(a, axis=axis), _cumprod_grad)
 
 
-class CumExtreme(Function):
+class CumExtreme(ArrayFunction):
     """cummax/cummin: the running extreme and the index of its latest occurrence."""
 
     @staticmethod

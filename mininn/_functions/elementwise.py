@@ -29,7 +29,7 @@ from mininn._functions._util import (
 from mininn._functions.conversion import cast
 from mininn._functions.indexing import nonzero
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, _check_same_device, wrap
+from mininn.autograd.function import ArrayFunction, Context, _check_same_device, wrap
 
 _SCALARS = (bool, int, float, complex)
 
@@ -83,7 +83,7 @@ def _torch_error(err: ValueError, a: Any, b: Any) -> ValueError | RuntimeError:
     return broadcast_error(np.shape(_raw(a)), np.shape(_raw(b)))
 
 
-def apply_binary(fn: type[Function], a: Any, b: Any) -> Any:
+def apply_binary(fn: type[ArrayFunction], a: Any, b: Any) -> Any:
     """``fn.apply(a, b)`` with torch's message when the shapes do not broadcast."""
     try:
         return fn.apply(a, b)
@@ -91,7 +91,7 @@ def apply_binary(fn: type[Function], a: Any, b: Any) -> Any:
         raise _torch_error(err, a, b) from None
 
 
-def _binary(fn: type[Function], input: Any, other: Any) -> Any:
+def _binary(fn: type[ArrayFunction], input: Any, other: Any) -> Any:
     """Coerce the operands, then ``apply_binary``, inlined (the hot path of ``+ - * /``)."""
     if (
         isinstance(input, TensorCore)
@@ -116,7 +116,7 @@ def _reduce(g: Any, shape: tuple[int, ...] | None) -> Any:
     return None if shape is None else unbroadcast(g, shape)
 
 
-class Add(Function):
+class Add(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.shapes = (getattr(a, "shape", None), getattr(b, "shape", None))
@@ -128,7 +128,7 @@ class Add(Function):
         return _reduce(g, sa), _reduce(g, sb)
 
 
-class Sub(Function):
+class Sub(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.shapes = (getattr(a, "shape", None), getattr(b, "shape", None))
@@ -140,7 +140,7 @@ class Sub(Function):
         return _reduce(g, sa), (None if sb is None else unbroadcast(-g, sb))
 
 
-class Mul(Function):
+class Mul(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -157,7 +157,7 @@ class Mul(Function):
         return ga, gb
 
 
-class Div(Function):
+class Div(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -176,7 +176,7 @@ class Div(Function):
         return ga, gb
 
 
-class Neg(Function):
+class Neg(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         return -a
@@ -186,7 +186,7 @@ class Neg(Function):
         return -g
 
 
-class Pow(Function):
+class Pow(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         out = a**b
@@ -212,7 +212,7 @@ class Pow(Function):
         return ga, gb
 
 
-class Remainder(Function):
+class Remainder(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -228,7 +228,7 @@ class Remainder(Function):
         return ga, gb
 
 
-class _Extremum(Function):
+class _Extremum(ArrayFunction):
     """The elementwise max or min of two arrays: ``pick`` chooses, ``a_wins(a, b)`` tells where
     ``a`` is chosen. The winner takes the gradient and a tie splits it in half, as in torch."""
 
@@ -257,7 +257,7 @@ class Minimum(_Extremum):
     a_wins = np.less
 
 
-class Where(Function):
+class Where(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, cond: Any, a: Any, b: Any) -> Any:
         ctx.meta = (cond, _shape(a), _shape(b))
@@ -272,7 +272,7 @@ class Where(Function):
         return None, ga, gb
 
 
-class Clamp(Function):
+class Clamp(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> Any:
         out = np.clip(a, lo, hi)

@@ -16,7 +16,7 @@ from mininn._functions._util import broadcast_error, unbroadcast, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.shape import expand
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 from mininn.autograd.grad_mode import _state
 
 
@@ -82,7 +82,7 @@ def _coords(index: Any, axis: int) -> tuple[Any, ...]:
     return tuple(coords)
 
 
-class _Gathering(Function):
+class _Gathering(ArrayFunction):
     """Elements of ``a`` picked by the other arguments: ``take(a, *args)`` picks them and
     ``places(*args)`` is where each pick sits in ``a``; the backward puts ``g`` back there."""
 
@@ -111,7 +111,7 @@ class _Gathering(Function):
         return (out, *(None,) * len(args))
 
 
-def _gathering(name: str, take: Callable[..., Any], places: Callable[..., Any]) -> type[Function]:
+def _gathering(name: str, take: Callable[..., Any], places: Callable[..., Any]) -> type[ArrayFunction]:
     """The op ``name``: ``take(a, *args)`` picks from ``a``, ``places(*args)`` says where from."""
     attrs = {"take": staticmethod(take), "places": staticmethod(places)}
     return type(name, (_Gathering,), {"__module__": __name__, **attrs})
@@ -130,7 +130,7 @@ IndexSelect = _gathering(
 )
 
 
-class IndexPut(Function):
+class IndexPut(ArrayFunction):
     """``a[key] = v`` out of place: the gradient of the overwritten part goes to ``v``."""
 
     @staticmethod

@@ -26,7 +26,7 @@ from mininn._functions._util import (
 )
 from mininn._functions.conversion import ToDevice, cast
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import _state, no_grad
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -191,7 +191,7 @@ tanh_ = _unary_inplace(U.tanh, "tanh_")
 reciprocal_ = _unary_inplace(U.reciprocal, "reciprocal_")
 
 
-class Fill(Function):
+class Fill(ArrayFunction):
     """Every element set to ``value``: no gradient reaches the overwritten tensor."""
 
     @staticmethod
@@ -241,7 +241,7 @@ def copy_(self: Any, src: Any, non_blocking: bool = False) -> Any:
     return write(self, to_device(src._data, self.device))
 
 
-class Copy(Function):
+class Copy(ArrayFunction):
     """``src`` broadcast and cast into ``a``'s shape and dtype; ``a`` gets no gradient."""
 
     @staticmethod

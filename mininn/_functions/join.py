@@ -12,10 +12,10 @@ import numpy as np
 from mininn._functions._util import promote_arrays, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 
-class Cat(Function):
+class Cat(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, arrays: list[Any], axis: int) -> Any:
         ctx.meta = (axis, [a.shape[axis] for a in arrays])
@@ -27,7 +27,7 @@ class Cat(Function):
         return np.split(g, np.cumsum(sizes)[:-1], axis=axis), None
 
 
-class Stack(Function):
+class Stack(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, arrays: list[Any], axis: int) -> Any:
         ctx.meta = (axis, len(arrays))
@@ -39,7 +39,7 @@ class Stack(Function):
         return [np.take(g, i, axis=axis) for i in range(n)], None
 
 
-class Split(Function):
+class Split(ArrayFunction):
     """Views of consecutive pieces along ``axis`` (one output per piece)."""
 
     @staticmethod
@@ -54,7 +54,7 @@ class Split(Function):
         return np.concatenate(grads, axis=ctx.axis), None, None
 
 
-class Unbind(Function):
+class Unbind(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int) -> Any:
         ctx.axis = axis

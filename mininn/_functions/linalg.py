@@ -12,7 +12,7 @@ import numpy as np
 from mininn._functions._util import cpp_type_name, torch_type_name, unbroadcast
 from mininn._functions.elementwise import mul
 from mininn._functions.shape import expand, reshape
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 
 def _blas_ready(x: Any) -> Any:
@@ -27,7 +27,7 @@ def _blas_ready(x: Any) -> Any:
     return x
 
 
-class MatMul(Function):
+class MatMul(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -273,7 +273,7 @@ def _label_sizes(terms: list[str], shapes: list[tuple[int, ...]]) -> dict[str, i
     return sizes
 
 
-class Einsum(Function):
+class Einsum(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, spec: tuple[list[str], str], arrays: list[Any]) -> Any:
         terms, out = spec

@@ -18,11 +18,11 @@ from mininn._functions._util import wrap_dim
 from mininn._functions.elementwise import pow as pow_
 from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import reshape, unsqueeze
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.function import wrap as as_tensor  # fill_diagonal_ has torch's parameter `wrap`
 
 
-class Triangle(Function):
+class Triangle(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, k: int, lower: bool) -> Any:
         ctx.meta = (k, lower)
@@ -41,7 +41,7 @@ def _diag_positions(rows: int, cols: int, offset: int) -> tuple[Any, Any]:
     return (i, i + offset) if offset >= 0 else (i - offset, i)
 
 
-class Diagonal(Function):
+class Diagonal(ArrayFunction):
     """The diagonal ``offset`` of the matrices in dims ``d1``, ``d2``, as a new last dim."""
 
     @staticmethod
@@ -58,7 +58,7 @@ class Diagonal(Function):
         return out, None, None, None
 
 
-class DiagEmbed(Function):
+class DiagEmbed(ArrayFunction):
     """The last dim as the diagonal ``offset`` of new matrices in dims ``d1``, ``d2``."""
 
     @staticmethod
@@ -180,7 +180,7 @@ def fill_diagonal_(self: Any, fill_value: Any, wrap: bool = False) -> Any:
     return IP._apply(self, lambda s: s.masked_fill(as_tensor(mask), fill_value))
 
 
-class DiagonalScatter(Function):
+class DiagonalScatter(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, src: Any, offset: int, d1: int, d2: int) -> Any:
         out = a.copy()

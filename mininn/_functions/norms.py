@@ -22,12 +22,12 @@ from mininn._functions.elementwise import mul, sub, where
 from mininn._functions.reduction import expand_reduced, normalize_dims
 from mininn._functions.shape import movedim, unsqueeze
 from mininn._functions.unary import abs as abs_
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 _INF = math.inf
 
 
-class VectorNorm(Function):
+class VectorNorm(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, ord: float, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
         x = np.abs(a)
@@ -73,7 +73,7 @@ class VectorNorm(Function):
         return grad.astype(g.dtype, copy=False), None, None, None
 
 
-class SvdVals(Function):
+class SvdVals(ArrayFunction):
     """Singular values of the matrices in the last two dims, largest first."""
 
     @staticmethod

@@ -19,7 +19,7 @@ from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category, torch_type_name
 from mininn._functions.conversion import cast
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 _INT64 = np.dtype(np.int64)
 
@@ -95,7 +95,7 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
     return int(np.prod([shape[i] for i in axes], dtype=np.int64))
 
 
-class Sum(Function):
+class Sum(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
         ctx.meta = (a.shape, axes, keepdim)
@@ -107,7 +107,7 @@ class Sum(Function):
         return expand_reduced(g, shape, axes, keepdim), None, None
 
 
-class Mean(Function):
+class Mean(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
         ctx.meta = (a.shape, axes, keepdim)
@@ -121,7 +121,7 @@ class Mean(Function):
         return expand_reduced(g / n, shape, axes, keepdim), None, None
 
 
-class Prod(Function):
+class Prod(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int | None, keepdim: bool) -> Any:
         ctx.save_for_backward(a)
@@ -146,7 +146,7 @@ class Prod(Function):
         return expand_reduced(g, a.shape, axes, keepdim) * others, None, None
 
 
-class Extreme(Function):
+class Extreme(ArrayFunction):
     """amax/amin (and max()/min() over all dims): ties share the gradient evenly."""
 
     @staticmethod
@@ -167,7 +167,7 @@ class Extreme(Function):
         return expand_reduced(g, a.shape, axes, keepdim) * share, None, None, None
 
 
-class ExtremeDim(Function):
+class ExtremeDim(ArrayFunction):
     """max(dim)/min(dim): values and the index of the first extreme; the index takes the gradient."""
 
     @staticmethod
@@ -190,7 +190,7 @@ class ExtremeDim(Function):
         return out, None, None, None
 
 
-class Var(Function):
+class Var(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axes: tuple[int, ...] | None, correction: float, keepdim: bool) -> Any:
         ctx.save_for_backward(a)
@@ -210,7 +210,7 @@ class Var(Function):
         return expand_reduced(g, a.shape, axes, keepdim) * (scale * centered), None, None, None
 
 
-class LogSumExp(Function):
+class LogSumExp(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
         m = a.max(axis=axes, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)

@@ -21,7 +21,7 @@ from mininn._functions.elementwise import fill_value
 from mininn._functions.indexing import Index, IndexPut, _coords, _gathering, getitem, index_key
 from mininn._functions.shape import reshape
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -43,7 +43,7 @@ def _src_grad(g_at: Any, src_shape: tuple[int, ...] | None, index_shape: tuple[i
     return out
 
 
-class Scatter(Function):
+class Scatter(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int, index: Any, src: Any) -> Any:
         coords = _coords(index, axis)
@@ -60,7 +60,7 @@ class Scatter(Function):
         return ga, None, None, _src_grad(g[coords], src_shape, index_shape)
 
 
-class ScatterAdd(Function):
+class ScatterAdd(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int, index: Any, src: Any) -> Any:
         coords = _coords(index, axis)
@@ -75,7 +75,7 @@ class ScatterAdd(Function):
         return g, None, None, _src_grad(g[coords], src_shape, index_shape)
 
 
-class ScatterReduce(Function):
+class ScatterReduce(ArrayFunction):
     """``scatter_reduce``: each addressed position reduces its contributions (and itself when
     ``include_self``); the gradient of amax/amin is shared evenly between tied contributors."""
 
@@ -155,7 +155,7 @@ def _prod_grads(g: Any, a: Any, part: Any, coords: Any, touched: Any, include_se
     return ga, gs
 
 
-class IndexAdd(Function):
+class IndexAdd(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int, index: Any, src: Any, alpha: Any) -> Any:
         out = a.copy()
@@ -171,7 +171,7 @@ class IndexAdd(Function):
         return g, None, None, (gs * alpha if alpha != 1 else gs), None
 
 
-class IndexCopy(Function):
+class IndexCopy(ArrayFunction):
     """``index_copy`` and ``index_fill``: slices along ``axis`` overwritten by ``src``."""
 
     @staticmethod
@@ -184,7 +184,7 @@ class IndexCopy(Function):
         return ga, None, None, gs
 
 
-class MaskedScatter(Function):
+class MaskedScatter(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, mask: Any, src: Any) -> Any:
         mask = np.broadcast_to(mask, a.shape)
@@ -492,7 +492,7 @@ def select(input: Any, dim: int, index: int) -> Any:
     return getitem(input, (slice(None),) * axis + (index,))
 
 
-class IndexPutAccumulate(Function):
+class IndexPutAccumulate(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, key: tuple[Any, ...], v: Any) -> Any:
         out = a.copy()

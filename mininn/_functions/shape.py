@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import legacy_type_name, unbroadcast, wrap_dim
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 
-class Reshape(Function):
+class Reshape(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
@@ -25,7 +25,7 @@ class Reshape(Function):
         return g.reshape(ctx.in_shape), None
 
 
-class Permute(Function):
+class Permute(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> Any:
         ctx.dims = dims
@@ -36,7 +36,7 @@ class Permute(Function):
         return g.transpose(np.argsort(ctx.dims)), None
 
 
-class Expand(Function):
+class Expand(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
@@ -47,7 +47,7 @@ class Expand(Function):
         return unbroadcast(g, ctx.in_shape), None
 
 
-class Flip(Function):
+class Flip(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axes: tuple[int, ...]) -> Any:
         ctx.axes = axes
@@ -58,7 +58,7 @@ class Flip(Function):
         return np.flip(g, axis=ctx.axes), None
 
 
-class Roll(Function):
+class Roll(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, shifts: Any, axes: Any) -> Any:
         ctx.meta = (shifts, axes)
@@ -71,7 +71,7 @@ class Roll(Function):
         return np.roll(g, back, axis=axes), None, None
 
 
-class Repeat(Function):
+class Repeat(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, reps: tuple[int, ...]) -> Any:
         ctx.meta = (a.shape, reps)

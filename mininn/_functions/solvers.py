@@ -22,7 +22,7 @@ from mininn._functions.linalg import matmul
 from mininn._functions.matrix import diagonal_scatter
 from mininn._functions.shape import transpose, unsqueeze
 from mininn._functions.shape import transpose as swap
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
 class _LinAlgError(RuntimeError):  # torch's class name (torch.linalg.LinAlgError)
@@ -96,7 +96,7 @@ def _inv_grad(g: Any, out: Any) -> Any:
 Inv = _one_input("Inv", _inv, _inv_grad)
 
 
-class Det(Function):
+class Det(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         out = np.asarray(np.linalg.det(a))
@@ -110,7 +110,7 @@ class Det(Function):
         return (g * np.conj(out))[..., None, None] * _mH(np.linalg.inv(a))
 
 
-class SlogDet(Function):
+class SlogDet(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         sign, logabs = np.linalg.slogdet(a)
@@ -123,7 +123,7 @@ class SlogDet(Function):
         return g_logabs[..., None, None] * _mH(np.linalg.inv(a))
 
 
-class Solve(Function):
+class Solve(ArrayFunction):
     """``X`` with ``A @ X = B``; ``vector`` marks ``B`` as a (batch of) vectors."""
 
     @staticmethod
@@ -344,7 +344,7 @@ class svd_v_result(NamedTuple):  # noqa: N801 - torch.return_types.svd
         return f"mininn.return_types.svd(\nU={self.U!r},\nS={self.S!r},\nV={self.V!r})"
 
 
-class Svd(Function):
+class Svd(ArrayFunction):
     """``A = U diag(S) Vh`` of real matrices; the gradient reads the first ``min(m, n)`` singular vectors."""
 
     @staticmethod

@@ -13,10 +13,10 @@ from mininn._functions._util import _FLOAT, category, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.reduction import return_types
 from mininn._functions.scatter import TakeAlongDim
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
-class CumSum(Function):
+class CumSum(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int) -> Any:
         ctx.axis = axis

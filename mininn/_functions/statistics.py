@@ -24,12 +24,12 @@ from mininn._functions.join import stack
 from mininn._functions.shape import shape_args
 from mininn._functions.sorting import sort
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 return_types = R.return_types
 
 
-class MedianAll(Function):
+class MedianAll(ArrayFunction):
     """The lower median of all elements; ties share the gradient evenly."""
 
     @staticmethod

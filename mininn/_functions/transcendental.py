@@ -3,7 +3,7 @@ inverses, ``log2``/``log10``/``exp2``, ``logit``, ``atan2``, ``hypot``,
 ``logaddexp``, ``xlogy``, ``fmod``, ``nan_to_num``, ``frac``, ``sinc`` and
 the rounding-free sign helpers.
 
-Each differentiable unary op is one ``Function`` built by ``_unary`` from its
+Each differentiable unary op is one ``ArrayFunction`` built by ``_unary`` from its
 NumPy kernel and its derivative; integer inputs become the default float
 first, as in torch.
 """
@@ -26,7 +26,7 @@ from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import unsqueeze
 from mininn._functions.unary import _floating, erf, erf_array, trunc
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import Context, Function, wrap
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 _LN2 = math.log(2)
 _LN10 = math.log(10)
@@ -36,7 +36,7 @@ def _unary(name: str, kernel: Callable[[Any], Any], derivative: Callable[[Any, A
            doc: str) -> Callable[[Any], Any]:
     """A public op ``name(input)``: ``kernel`` forward, ``g * derivative(x, out)`` backward."""
 
-    class Op(Function):
+    class Op(ArrayFunction):
         @staticmethod
         def forward(ctx: Context, a: Any) -> Any:
             with np.errstate(all="ignore"):
@@ -81,7 +81,7 @@ arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
-class Logit(Function):
+class Logit(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, eps: float | None) -> Any:
         x = a if eps is None else np.clip(a, eps, 1 - eps)
@@ -124,7 +124,7 @@ LogAddExp = _binary(
 XLogY = _binary("XLogY", _xlogy, lambda g, x, y, out: (g * np.log(y), g * x / y), quiet=True)
 
 
-class Fmod(Function):
+class Fmod(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -206,7 +206,7 @@ def copysign(input: Any, other: Any) -> Any:
     return E.apply_binary(CopySign, *_float_pair(input, other))
 
 
-class CopySign(Function):
+class CopySign(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         out = np.copysign(a, b)
@@ -278,7 +278,7 @@ def float_power(input: Any, exponent: Any) -> Any:
     return E.pow(wide(input), wide(exponent))
 
 
-class _NanSkipping(Function):
+class _NanSkipping(ArrayFunction):
     """fmax/fmin: the larger/smaller value, the non-NaN one when one is NaN."""
 
     @staticmethod
@@ -452,7 +452,7 @@ def polygamma_array(n: int, a: Any) -> Any:
     return out.astype(a.dtype)
 
 
-class Polygamma(Function):
+class Polygamma(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, n: int) -> Any:
         ctx.save_for_backward(a)
@@ -497,7 +497,7 @@ def frexp(input: Any) -> Any:
     return frexp_result(*Frexp.apply(input))
 
 
-class Frexp(Function):
+class Frexp(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         mantissa, exponent = np.frexp(a)

@@ -18,7 +18,7 @@ from mininn import _dtype
 from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category
 from mininn._functions.conversion import cast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 
 def _floating(x: Any) -> Any:
@@ -220,7 +220,7 @@ Erf = _one_input(
 # ---- public functions (also bound as Tensor methods) -------------------------------------
 
 
-def _on_floating(fn: type[Function], name: str, doc: str) -> Callable[[Any], Any]:
+def _on_floating(fn: type[ArrayFunction], name: str, doc: str) -> Callable[[Any], Any]:
     """The public function ``name``: ``fn`` on ``input``, integers and bools cast to the default float."""
 
     def op(input: Any) -> Any:
@@ -266,7 +266,7 @@ def square(input: Any) -> Any:
     return Square.apply(input)
 
 
-class Piecewise(Function):
+class Piecewise(ArrayFunction):
     """A piecewise-constant op (sign, floor, round, ...): in the graph, as in torch, with a zero gradient."""
 
     @staticmethod

@@ -1,6 +1,6 @@
-"""Reverse-mode autograd: grad-mode switches, ``Function`` and the engine."""
+"""Reverse-mode autograd: grad-mode switches, ``ArrayFunction`` and the engine."""
 
-from mininn.autograd.function import Context, Function, Node
+from mininn.autograd.function import ArrayFunction, Context, Node
 from mininn.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -12,7 +12,7 @@ from mininn.autograd.gradients import GradcheckError, grad, gradcheck
 
 __all__ = [
     "Context",
-    "Function",
+    "ArrayFunction",
     "GradcheckError",
     "Node",
     "enable_grad",

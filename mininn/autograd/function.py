@@ -1,8 +1,8 @@
 """The seam between Tensors and arrays, and the autograd graph.
 
-``Function`` is an op with forward and backward on raw arrays; ``Function.apply``
+``ArrayFunction`` is an op with forward and backward on raw arrays; ``ArrayFunction.apply``
 is the one place that unwraps Tensors into arrays, wraps the results into Tensors
-(``wrap``) and records the graph: ``Node`` (one recorded call of a Function) and
+(``wrap``) and records the graph: ``Node`` (one recorded call of an ArrayFunction) and
 the backward engine. Tensors are made in the class that ``mininn.tensor`` hands
 over once with ``set_tensor_class``.
 
@@ -15,7 +15,7 @@ the gradients that reach each node before calling its backward once.
 
 Writing an op::
 
-    class Exp(Function):
+    class Exp(ArrayFunction):
         @staticmethod
         def forward(ctx, x):             # x: ndarray (Tensors are unwrapped)
             y = np.exp(x)
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 # outputs of these dtypes (floating and complex) get a grad_fn; others (indices, masks) never require grad
 _FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point or d.is_complex)
 
-__all__ = ["Function", "Context", "Node", "AccumulateGrad", "run_backward", "wrap", "set_tensor_class"]
+__all__ = ["ArrayFunction", "Context", "Node", "AccumulateGrad", "run_backward", "wrap", "set_tensor_class"]
 
 # the public Tensor class (mininn.tensor.Tensor), which every op result is made in; None until
 # mininn.tensor is imported, so an op run before that fails instead of making bare TensorCores
@@ -124,7 +124,7 @@ class Node:
 
     def __init__(
         self,
-        fn: type[Function] | None,
+        fn: type[ArrayFunction] | None,
         ctx: Context | None,
         next_edges: tuple[tuple[Node, int] | None, ...],
         arg_layout: tuple[int, ...],
@@ -246,7 +246,7 @@ def _edge(tensor: Tensor) -> tuple[Node, int] | None:
     return None
 
 
-class Function:
+class ArrayFunction:
     """An op with ``forward(ctx, *arrays)`` and ``backward(ctx, *grads)`` on raw arrays.
 
     In ``backward``, ``ctx.needs_input_grad[i]`` tells whether positional input ``i``
@@ -302,7 +302,7 @@ class Function:
         return tensor_cls(out)
 
 
-def _record(cls: type[Function], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
+def _record(cls: type[ArrayFunction], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
     """Wrap ``out`` in tensors whose ``grad_fn`` is a new Node with edges to ``args``."""
     tensor_cls = _tensor_class
     edges: list[tuple[Node, int] | None] = []

@@ -9,7 +9,7 @@ import pytest
 from _tensor_parity import run_both
 
 import mininn
-from mininn.autograd import Context, Function, gradcheck
+from mininn.autograd import ArrayFunction, Context, gradcheck
 
 torch = pytest.importorskip("torch")
 
@@ -226,7 +226,7 @@ def test_autograd_grad_errors_match_torch():
 
 
 def test_custom_function_with_needs_input_grad():
-    class ScaledSquare(Function):
+    class ScaledSquare(ArrayFunction):
         @staticmethod
         def forward(ctx: Context, a, scale):
             ctx.save_for_backward(a)
@@ -278,7 +278,7 @@ def test_gradients_agree_with_finite_differences_in_float64(name):
 
 
 def test_gradcheck_detects_a_wrong_backward():
-    class Wrong(Function):
+    class Wrong(ArrayFunction):
         @staticmethod
         def forward(ctx, a):
             return a * 2

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import needs_grad
 from mininn.tensor import Tensor
 
@@ -345,7 +345,7 @@ def _gru_backward(ctx: Context, g_out: Any, g_h: Any, steps: Steps) -> tuple[Any
 # ---- the op ---------------------------------------------------------------------------------
 
 
-class _Recurrence(Function):
+class _Recurrence(ArrayFunction):
     """One layer-direction over a packed sequence: ``(output rows, final h[, final c])``."""
 
     @staticmethod

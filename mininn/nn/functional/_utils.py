@@ -10,7 +10,7 @@ import numpy as np
 
 from mininn._backend import array_module, device_of
 from mininn._functions._util import wrap_dim  # re-exported: one definition for tensors and kernels
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import _state
 from mininn.tensor import Tensor
 
@@ -123,14 +123,14 @@ def run_inplace(input: Tensor, compute: Any) -> Tensor:  # noqa: A002 - torch's 
     return input
 
 
-def apply_op(fn: type[Function], input: Tensor, inplace: bool, *args: Any) -> Tensor:  # noqa: A002
+def apply_op(fn: type[ArrayFunction], input: Tensor, inplace: bool, *args: Any) -> Tensor:  # noqa: A002
     """``fn.apply(input, *args)``; with ``inplace``, ``input`` takes the result (see ``run_inplace``)."""
     if inplace:
         return run_inplace(input, lambda: fn.apply(input, *args))
     return fn.apply(input, *args)
 
 
-class MulMask(Function):
+class MulMask(ArrayFunction):
     """``x * mask`` for a drawn ``mask`` (dropout's keep-mask, rrelu's slopes); only ``x`` gets a gradient."""
 
     @staticmethod

@@ -1,6 +1,6 @@
 """Activation functions: elementwise nonlinearities, softmax and log-softmax.
 
-Each op is one ``Function`` with an analytic backward. ``inplace=True``
+Each op is one ``ArrayFunction`` with an analytic backward. ``inplace=True``
 makes the input hold the result, as torch's in-place ops do: written into
 its array when autograd records nothing (inference), rebased onto the new
 graph node while recording.
@@ -23,7 +23,7 @@ from mininn._functions.softmax import softmax as _core_softmax
 from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import (
     MulMask,
     apply_op,
@@ -76,7 +76,7 @@ def _stable_sigmoid(x: Any) -> Any:
     return np.where(x >= 0, one, e) / (one + e)
 
 
-class _Pointwise(Function):
+class _Pointwise(ArrayFunction):
     """A one-input activation given by its maths alone: ``compute(x)`` returns the output followed
     by what the gradient needs, ``grad(g, *saved)`` the gradient of the input."""
 
@@ -99,7 +99,7 @@ class _Pointwise(Function):
         return cls.grad(g, *ctx.saved_tensors)
 
 
-def _finish(input: Tensor, fn: type[Function], inplace: bool, *args: Any) -> Tensor:
+def _finish(input: Tensor, fn: type[ArrayFunction], inplace: bool, *args: Any) -> Tensor:
     """Run ``fn`` on ``input``; with ``inplace``, ``input`` takes the result (torch's in-place op).
 
     Without autograd recording, an op with a raw in-place kernel writes straight into the
@@ -140,7 +140,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _finish(input, _Relu, inplace)
 
 
-class _Hardtanh(Function):
+class _Hardtanh(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, lo: float, hi: float) -> Any:
         ctx.save_for_backward(x)
@@ -166,7 +166,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return _finish(input, _Hardtanh, inplace, 0.0, 6.0)
 
 
-class _LeakyRelu(Function):
+class _LeakyRelu(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, slope: float) -> Any:
         ctx.save_for_backward(x)
@@ -189,7 +189,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _finish(input, _LeakyRelu, inplace, float(negative_slope))
 
 
-class _Threshold(Function):
+class _Threshold(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, threshold: float, value: float) -> Any:
         below = x <= threshold
@@ -234,7 +234,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return apply_op(MulMask, input, inplace, noise)
 
 
-class _Prelu(Function):
+class _Prelu(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any) -> Any:
         wb = _prelu_weight_view(w, x.ndim)
@@ -272,7 +272,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 # ---- smooth ----------------------------------------------------------------------------------
 
 
-class _Elu(Function):
+class _Elu(ArrayFunction):
     """``scale * x`` for positive ``x``, else ``scale * alpha * (exp(input_scale * x) - 1)``.
 
     The backward follows torch's two formulas: from the input (``alpha * exp(x * s)``) or, after an
@@ -387,7 +387,7 @@ def tanh(input: Tensor) -> Tensor:
     return _core_tanh(input)
 
 
-class _Softplus(Function):
+class _Softplus(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, beta: float, threshold: float) -> Any:
         t = x.dtype.type
@@ -425,7 +425,7 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 # raw kernels that overwrite their argument, for ``inplace=True`` outside autograd
-_IN_PLACE: dict[type[Function], Any] = {_Relu: _relu_, _Hardtanh: _hardtanh_, _Threshold: _threshold_}
+_IN_PLACE: dict[type[ArrayFunction], Any] = {_Relu: _relu_, _Hardtanh: _hardtanh_, _Threshold: _threshold_}
 
 
 # ---- in-place forms (torch's ``F.relu_`` ...) -----------------------------------------------

@@ -1,7 +1,7 @@
 """More activation functions: hard (piecewise-linear) approximations, Mish, shrinkage,
 the gated linear unit and the softmax variants ``softmin`` and ``gumbel_softmax``.
 
-Same conventions as ``activation``: one ``Function`` per op with an analytic
+Same conventions as ``activation``: one ``ArrayFunction`` per op with an analytic
 backward (a ``_Pointwise`` where the op takes only the tensor), ``inplace=True``
 through ``activation._finish``.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from mininn import _factories
 from mininn._dtype import get_default_dtype
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, scalar_name, wrap_dim, xp_of
 from mininn.nn.functional.activation import _finish, _Pointwise, _softmax_dim, _stable_sigmoid, softmax
 from mininn.tensor import Tensor
@@ -136,7 +136,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 # ---- shrinkage -----------------------------------------------------------------------------
 
 
-class _Shrink(Function):
+class _Shrink(ArrayFunction):
     """``x`` (hard) or ``x - sign(x) * lambd`` (soft) where ``|x| > lambd``, else 0."""
 
     @staticmethod
@@ -177,7 +177,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 # ---- gated and softmax variants ------------------------------------------------------------
 
 
-class _Glu(Function):
+class _Glu(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> Any:
         a, b = np.split(x, 2, axis=dim)
@@ -212,7 +212,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return softmax(-input, dim, dtype=dtype)
 
 
-class _StraightThrough(Function):
+class _StraightThrough(ArrayFunction):
     """Forward ``hard - soft + soft`` (torch's arithmetic); backward the identity to ``soft``."""
 
     @staticmethod

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, xp_of
 from mininn.nn.functional.pooling import ValuesAt, window_argmax
 from mininn.tensor import Tensor
@@ -62,7 +62,7 @@ def _along(x: Any, axis: int, mat: Any) -> Any:
     return out.reshape(shape[:axis] + (mat.shape[0],) + shape[axis + 1 :])
 
 
-class _AdaptiveAvgPool(Function):
+class _AdaptiveAvgPool(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, out_sz: Dims) -> Any:
         xp = xp_of(x)

@@ -1,6 +1,6 @@
 """Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
 
-The core is one fused ``Function`` over stacked heads: ``softmax(q k^T * scale
+The core is one fused ``ArrayFunction`` over stacked heads: ``softmax(q k^T * scale
 + bias) v`` as two batched matmuls with a hand-written backward, so a
 ``(N, H, L, D)`` problem is a handful of BLAS calls and no Python loop over
 batch or heads. Masks become one additive float array (0 to attend, ``-inf``
@@ -22,7 +22,7 @@ import numpy as np
 from mininn._backend import device_of, to_device
 from mininn._factories import default_generator
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import c_name
 from mininn.nn.functional.linear import linear
 from mininn.tensor import Tensor
@@ -52,7 +52,7 @@ def _causal_bias(n_query: int, n_key: int, dtype: Any, like: Any) -> Any:
     return to_device(bias, device_of(like))
 
 
-class _Attention(Function):
+class _Attention(ArrayFunction):
     """``softmax(q @ k^T * scale + bias) @ v`` over any leading (batch, head) dims."""
 
     @staticmethod
@@ -109,7 +109,7 @@ def _dropout_mask(probs: Any, p: float) -> Any:
 
 
 # ---- head layout ---------------------------------------------------------------------
-class _SplitHeads(Function):
+class _SplitHeads(ArrayFunction):
     """``(L, N, c*E)`` (or ``(N, L, c*E)``) -> ``c`` arrays ``(N, H, L, D)``, as views."""
 
     @staticmethod
@@ -129,7 +129,7 @@ class _SplitHeads(Function):
         return stacked.transpose(inverse).reshape(shape), None, None, None
 
 
-class _MergeHeads(Function):
+class _MergeHeads(ArrayFunction):
     """``(N, H, L, D)`` -> ``(L, N, H*D)`` (or ``(N, L, H*D)``), contiguous."""
 
     @staticmethod
@@ -148,7 +148,7 @@ class _MergeHeads(Function):
         return g.reshape(transposed).transpose(tuple(np.argsort(order))), None
 
 
-class _AppendAlongSeq(Function):
+class _AppendAlongSeq(ArrayFunction):
     """Concatenate one broadcast row (``row``, or zeros when None) after ``x`` along ``axis``."""
 
     @staticmethod
@@ -169,7 +169,7 @@ class _AppendAlongSeq(Function):
         return gx, g_row, None
 
 
-class _RepeatHeads(Function):
+class _RepeatHeads(ArrayFunction):
     """``repeat_interleave(repeats, dim=-3)`` for grouped-query attention."""
 
     @staticmethod

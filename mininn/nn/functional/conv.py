@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._conv_slabs import conv_backward_in_slabs, conv_in_slabs
 from mininn.nn.functional._im2col import (
     Dims,
@@ -126,7 +126,7 @@ def _block_gemm(w2: Any, cols: Any, out: Any, wide: bool) -> None:
 # is already the ``(N, O, *out)`` output, with no transpose copy.
 
 
-class _Conv(Function):
+class _Conv(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any, stride: Dims, pads: Pads, dilation: Dims, groups: int,
                 need: tuple[bool, bool, bool]) -> Any:
@@ -178,7 +178,7 @@ class _Conv3d(_Conv):
     """A 3-D convolution."""
 
 
-class _DepthwiseConv(Function):
+class _DepthwiseConv(ArrayFunction):
     """A depthwise convolution (one input and one output channel per group).
 
     Its per-group GEMMs would be ``1 x prod(kernel)`` by ``prod(kernel) x L``, far
@@ -236,7 +236,7 @@ class _DepthwiseConv3d(_DepthwiseConv):
     """A 3-D depthwise convolution."""
 
 
-class _ConvTranspose(Function):
+class _ConvTranspose(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any, stride: Dims, padding: Dims, output_padding: Dims,
                 dilation: Dims, groups: int, need: tuple[bool, bool, bool]) -> Any:
@@ -401,7 +401,7 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, paddi
     need = (requires(input), requires(weight), requires(bias))
     depthwise = groups > 1 and weight.shape[:2] == (groups, 1)
     if nd == 3:
-        kernel_fn: type[Function] = _DepthwiseConv3d if depthwise else _Conv3d
+        kernel_fn: type[ArrayFunction] = _DepthwiseConv3d if depthwise else _Conv3d
     else:
         kernel_fn = _DepthwiseConv2d if depthwise else _Conv2d
     out = kernel_fn.apply(input, weight, bias, stride_t, tuple(pairs), dilation_t, groups, need)

@@ -1,7 +1,7 @@
 """Distances between vectors: ``pairwise_distance`` (p-norm of ``x1 - x2``), ``cosine_similarity``
 and ``pdist`` (all row pairs of one matrix).
 
-Each is one ``Function``; the p-norm and its gradient are the shared kernels.
+Each is one ``ArrayFunction``; the p-norm and its gradient are the shared kernels.
 Where torch's gradient has a convention (zero at a zero norm, ties of the max
 norm sharing the gradient in ``pairwise_distance`` but not in ``pdist``) it is
 followed.
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import wrap_dim, xp_of
 from mininn.nn.functional.sparse import _scatter_add_rows
 from mininn.tensor import Tensor
@@ -64,7 +64,7 @@ def _pnorm_grad(d: Any, norm: Any, p: float, share_ties: bool) -> Any:
     return xp.where((a == 0) | (norm == 0), t(0), grad)
 
 
-class _PairwiseDistance(Function):
+class _PairwiseDistance(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x1: Any, x2: Any, p: float, eps: float, keepdim: bool) -> Any:
         d = x1 - x2 + (x1 - x2).dtype.type(eps)
@@ -90,7 +90,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return _PairwiseDistance.apply(x1, x2, float(p), float(eps), bool(keepdim))
 
 
-class _CosineSimilarity(Function):
+class _CosineSimilarity(ArrayFunction):
     """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along the last axis.
 
     As torch does, each norm is clamped outside autograd, so the gradient flows
@@ -141,7 +141,7 @@ def _move_to_last(x: Tensor, dim: int, ndim: int) -> Tensor:
     return x.movedim(dim, -1)
 
 
-class _Pdist(Function):
+class _Pdist(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, p: float) -> Any:
         xp = xp_of(x)

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 from mininn import _factories
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import MulMask, apply_op, xp_of
 from mininn.tensor import Tensor
 
@@ -62,7 +62,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 # ---- channel-wise and alpha dropout ----------------------------------------------------------
 
 
-class _Affine(Function):
+class _Affine(ArrayFunction):
     """``x * mult + add`` with ``mult``, ``add`` broadcast over ``x`` (the noise is not differentiated)."""
 
     @staticmethod

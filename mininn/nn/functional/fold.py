@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import as_strided, check_float, xp_of
 from mininn.tensor import Tensor
 
@@ -92,7 +92,7 @@ def _col2im(cols: Any, geo: _Geometry, spatial: Pair, blocks: Pair) -> Any:
     return out[:, :, ph : ph + spatial[0], pw : pw + spatial[1]]
 
 
-class _Unfold(Function):
+class _Unfold(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, geo: _Geometry, blocks: Pair) -> Any:
         ctx.meta = (geo, tuple(x.shape[2:]), blocks)
@@ -104,7 +104,7 @@ class _Unfold(Function):
         return _col2im(g, geo, spatial, blocks), None, None
 
 
-class _Fold(Function):
+class _Fold(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, cols: Any, geo: _Geometry, spatial: Pair, blocks: Pair) -> Any:
         ctx.meta = (geo, blocks)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import kernel_dtype_error, scalar_name, xp_of
 from mininn.tensor import Tensor
 
@@ -66,7 +66,7 @@ def _base_grid(spatial: tuple[int, ...], align_corners: bool, dtype: Any) -> np.
     return np.stack(cols, axis=1)
 
 
-class _AffineGrid(Function):
+class _AffineGrid(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, theta: Any, base: Any, spatial: tuple[int, ...]) -> Any:
         ctx.base = base
@@ -238,7 +238,7 @@ def _gather(flat: Any, index: Any, valid: Any) -> Any:
     return vals if valid.all() else np.where(valid[:, None, :], vals, vals.dtype.type(0))
 
 
-class _GridSample(Function):
+class _GridSample(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, grid: Any, mode: str, padding_mode: str, align_corners: bool) -> Any:
         n, c, *spatial = x.shape

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import c_name, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 
 __all__ = ["linear", "bilinear"]
 
 
-class _Linear(Function):
+class _Linear(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any, need: tuple[bool, bool, bool]) -> Any:
         x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
@@ -78,7 +78,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias, need)
 
 
-class _Bilinear(Function):
+class _Bilinear(ArrayFunction):
     """``out[n, o] = sum_ij x1[n, i] w[o, i, j] x2[n, j] + b[o]`` on flattened batch dims."""
 
     @staticmethod

@@ -2,7 +2,7 @@
 """Loss functions: ``mse_loss``, ``l1_loss``, ``nll_loss``, ``cross_entropy``,
 ``binary_cross_entropy`` and ``binary_cross_entropy_with_logits``.
 
-Each loss is one or two fused ``Function``s on raw arrays (forward and a
+Each loss is one or two fused ``ArrayFunction``s on raw arrays (forward and a
 hand-written backward), so a loss costs a few vectorised NumPy passes. Shapes,
 defaults, reductions, dtype rules and error messages follow torch 2.13.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from mininn._dtype import get_default_dtype
 from mininn._functions._util import broadcast_error, unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, kernel_dtype_error, scalar_name
 from mininn.nn.functional.activation import log_softmax
 from mininn.tensor import Tensor
@@ -151,7 +151,7 @@ def _check_float_mean(input: Tensor, reduction: str) -> None:
 
 
 # ---- mse / l1 ------------------------------------------------------------------------
-class _PointwiseLoss(Function):
+class _PointwiseLoss(ArrayFunction):
     """``(x - t)**2`` or ``|x - t|`` with broadcasting, an optional weight and a reduction."""
 
     @staticmethod
@@ -225,7 +225,7 @@ def l1_loss(
 
 
 # ---- log-softmax, nll and cross-entropy ----------------------------------------------
-class _NLLLoss(Function):
+class _NLLLoss(ArrayFunction):
     """Picks ``-logp[n, target[n], ...]``, weighted, skipping ``ignore_index``."""
 
     @staticmethod
@@ -341,7 +341,7 @@ def nll_loss(
     return _nll(input, target, weight, ignore_index, reduction)[0]
 
 
-class _SoftTargetLoss(Function):
+class _SoftTargetLoss(ArrayFunction):
     """``-(logp * coef).sum(class_dim)``; ``coef`` holds target probabilities times weights."""
 
     @staticmethod
@@ -464,7 +464,7 @@ def _check_label_smoothing(label_smoothing: float) -> None:
 
 
 # ---- binary cross-entropy ------------------------------------------------------------
-class _BCEWithLogits(Function):
+class _BCEWithLogits(ArrayFunction):
     """``(1 - t) * x - (1 + (pos_weight - 1) * t) * log_sigmoid(x)``, weighted and reduced."""
 
     @staticmethod
@@ -531,7 +531,7 @@ def binary_cross_entropy_with_logits(
     return _BCEWithLogits.apply(input, target, w, pw, reduction)
 
 
-class _BCE(Function):
+class _BCE(ArrayFunction):
     """``-w * (t * log(x) + (1 - t) * log(1 - x))`` with logs clamped at -100 (torch)."""
 
     @staticmethod

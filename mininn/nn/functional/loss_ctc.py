@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float
 from mininn.nn.functional.loss import _reduction
 from mininn.tensor import Tensor
@@ -74,7 +74,7 @@ def _beta(lp_ext: Any, skip_ahead: Any, in_len: Any, tgt_len: Any) -> Any:
     return beta
 
 
-class _CTC(Function):
+class _CTC(ArrayFunction):
     """Per-sample negative log-likelihoods ``(N)`` of padded targets; grads for ``log_probs``."""
 
     @staticmethod

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from mininn import _dtype
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional.linear import linear
 from mininn.nn.functional.loss import _reduction, cross_entropy
 from mininn.tensor import Tensor
@@ -90,7 +90,7 @@ class LinearCrossEntropyOptions:
         return max(size, 1)
 
 
-class _ChunkedLinearCE(Function):
+class _ChunkedLinearCE(ArrayFunction):
     """``-w[t] * log_softmax(x @ W.T + b)[t]`` per row, computed ``rows`` rows at a time."""
 
     @staticmethod

@@ -3,7 +3,7 @@
 multi-label margins, cosine embedding and the triplet losses.
 
 The pointwise ones run through ``loss_regression``'s fused ``_ElementwiseLoss``;
-the two multi-class margins are fused ``Function``s over ``(N, C)`` arrays;
+the two multi-class margins are fused ``ArrayFunction``s over ``(N, C)`` arrays;
 the embedding losses compose tensor ops (their distances are user-replaceable).
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions.elementwise import where
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, scalar_name
 from mininn.nn.functional.activation import logsigmoid
 from mininn.nn.functional.distance import pairwise_distance
@@ -167,7 +167,7 @@ def _check_long(t: Tensor) -> None:
         raise RuntimeError(f"expected scalar type Long but found {scalar_name(t)}")
 
 
-class _MultiMargin(Function):
+class _MultiMargin(ArrayFunction):
     """``sum_{i != y} w[y] * max(0, margin - x[y] + x[i])**p / C`` per row."""
 
     @staticmethod
@@ -264,7 +264,7 @@ def _label_pairs(x: Any, target: Any) -> Any:
         yield slice(start, start + step), z, active, slots
 
 
-class _MultiLabelMargin(Function):
+class _MultiLabelMargin(ArrayFunction):
     """``sum_{j in targets} sum_{i not in targets} max(0, 1 - (x[j] - x[i])) / C`` per row."""
 
     @staticmethod

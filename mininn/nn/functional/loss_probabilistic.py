@@ -11,7 +11,7 @@ import numpy as np
 
 from mininn._dtype import get_default_dtype
 from mininn._functions._util import broadcast_error, unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional.loss import _expand_grad, _legacy_reduction, _reduce, _reduction
 from mininn.nn.functional.loss_regression import Rule, common_float, elementwise_loss
 from mininn.tensor import Tensor
@@ -136,7 +136,7 @@ def poisson_nll_loss(
 
 
 # ---- gaussian_nll_loss -----------------------------------------------------------------
-class _GaussianNLL(Function):
+class _GaussianNLL(ArrayFunction):
     """``0.5 * (log v + (x - t)**2 / v)`` with ``v = max(var, eps)``; the clamp passes grads through."""
 
     @staticmethod

@@ -1,9 +1,9 @@
 # ruff: noqa: A001, A002  (torch names the first argument `input`)
 """Elementwise regression losses: ``smooth_l1_loss`` and ``huber_loss``.
 
-Both run through ``_ElementwiseLoss``, one fused ``Function`` for every loss
+Both run through ``_ElementwiseLoss``, one fused ``ArrayFunction`` for every loss
 that is a pointwise rule of ``(input, target)``: a rule gives the losses in
-forward and the two local derivatives in backward, and the Function does the
+forward and the two local derivatives in backward, and the ArrayFunction does the
 broadcasting, the optional weight and the reduction around it. The
 probabilistic and margin losses reuse it.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from mininn._dtype import from_numpy_dtype
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional.loss import (
     _check_broadcast,
     _check_float_kernel,
@@ -46,7 +46,7 @@ class Rule(Protocol):
     def grads(self, x: Any, t: Any) -> tuple[Any, Any]: ...
 
 
-class _ElementwiseLoss(Function):
+class _ElementwiseLoss(ArrayFunction):
     """``rule(x, t)`` broadcast, times an optional weight, then reduced (mean over elements)."""
 
     @staticmethod
@@ -89,7 +89,7 @@ def common_float(*tensors: Tensor) -> list[Tensor]:
 def elementwise_loss(
     rule: Rule, input: Tensor, target: Tensor, reduction: str, weight: Any = None
 ) -> Tensor:
-    """Apply ``rule`` through the fused Function (``input``/``target`` already checked)."""
+    """Apply ``rule`` through the fused ArrayFunction (``input``/``target`` already checked)."""
     _check_broadcast(*((target, input) if rule.target_first else (input, target)))
     input, target = common_float(input, target)
     return _ElementwiseLoss.apply(input, target, weight, rule, reduction)

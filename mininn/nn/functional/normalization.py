@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 
@@ -29,7 +29,7 @@ __all__ = [
 # ---- batch norm ------------------------------------------------------------------------------
 
 
-class _BatchNorm(Function):
+class _BatchNorm(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any, running_mean: Any, running_var: Any,
                 training: bool, momentum: float, eps: float, need: tuple[bool, bool, bool]) -> Any:
@@ -183,7 +183,7 @@ def _update_instance_running(x: Any, running_mean: Any, running_var: Any, moment
 # ---- layer norm and group norm -------------------------------------------------------------------
 
 
-class _GroupedNorm(Function):
+class _GroupedNorm(ArrayFunction):
     """Normalise ``x`` viewed as ``(rows, cols)`` along ``cols``, then an elementwise affine map.
 
     ``affine_shape`` is how the weight and bias broadcast against ``x``.
@@ -325,7 +325,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
 # ---- rms norm --------------------------------------------------------------------------------------
 
 
-class _RMSNorm(Function):
+class _RMSNorm(ArrayFunction):
     """``x / sqrt(mean(x ** 2) + eps) * w``, the mean over each row of ``x`` seen as ``(rows, cols)``."""
 
     @staticmethod
@@ -376,7 +376,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
 # ---- normalize ---------------------------------------------------------------------------------
 
 
-class _Normalize(Function):
+class _Normalize(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, p: float, dim: int, eps: float) -> Any:
         t = x.dtype.type
@@ -436,7 +436,7 @@ def _channel_window_sum(a: Any, before: int, after: int) -> Any:
     return out
 
 
-class _LocalResponseNorm(Function):
+class _LocalResponseNorm(ArrayFunction):
     """``x / (k + alpha / size * sum of x ** 2 over nearby channels) ** beta``."""
 
     @staticmethod
@@ -478,7 +478,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     return _LocalResponseNorm.apply(input, int(size), float(alpha), float(beta), float(k))
 
 
-class _CrossMapLRN2d(Function):
+class _CrossMapLRN2d(ArrayFunction):
     """The legacy cross-map LRN of ``CrossMapLRN2d`` with torch's own forward and backward formulas.
 
     Channel ``c`` sums the squares of channels ``c - p + 1 .. c + p - 1`` (``p = (size - 1) // 2 + 1``)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import xp_of
 from mininn.tensor import Tensor
 
@@ -37,7 +37,7 @@ def _pairs(pad: tuple[int, ...], ndim: int) -> list[tuple[int, int]]:
     return out
 
 
-class _ConstantPad(Function):
+class _ConstantPad(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, pairs: list[tuple[int, int]], value: float) -> Any:
         out_shape = tuple(n + a + b for n, (a, b) in zip(x.shape, pairs))
@@ -58,7 +58,7 @@ class _ConstantPad(Function):
         return gx, None, None
 
 
-class _IndexPad(Function):
+class _IndexPad(ArrayFunction):
     """Gather along each padded dim through an index map (reflect, replicate, circular)."""
 
     @staticmethod

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._im2col import tap, taps
 from mininn.nn.functional._utils import needs_grad, xp_of
 from mininn.nn.functional.activation import relu
@@ -140,7 +140,7 @@ def _fill_value(dtype: Any) -> Any:
 # ---- max --------------------------------------------------------------------------------------
 
 
-class _MaxPool(Function):
+class _MaxPool(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, kernel: Dims, stride: Dims, padding: Dims, dilation: Dims,
                 out_sz: Dims, winners: _Winners) -> Any:
@@ -403,7 +403,7 @@ def _divisor(x: Any, kernel: Dims, stride: Dims, padding: Dims, out_sz: Dims, in
     return div.astype(x.dtype if x.dtype.kind == "f" else np.float64)
 
 
-class _AvgPool(Function):
+class _AvgPool(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, kernel: Dims, stride: Dims, padding: Dims, out_sz: Dims,
                 include_pad: bool, divisor_override: int | None) -> Any:
@@ -585,7 +585,7 @@ def gather_flat(array: Any, indices: Any) -> Any:
     return xp_of(array).take_along_axis(planes, flat, axis=2).reshape(indices.shape)
 
 
-class ValuesAt(Function):
+class ValuesAt(ArrayFunction):
     """The values of ``x`` at given flat per-plane ``indices``; the backward scatters back to them."""
 
     @staticmethod

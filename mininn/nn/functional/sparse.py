@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import no_grad
 from mininn.nn.functional._utils import xp_of
 from mininn.tensor import Tensor
@@ -37,7 +37,7 @@ def _scatter_extreme_rows(out: Any, idx: Any, rows: Any, largest: bool) -> None:
         (cupyx.scatter_max if largest else cupyx.scatter_min)(out, idx, rows)
 
 
-class _Embedding(Function):
+class _Embedding(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, weight: Any, idx: Any, padding_idx: int, scale_grad_by_freq: bool) -> Any:
         ctx.save_for_backward(idx)
@@ -136,7 +136,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 # ---- embedding_bag ---------------------------------------------------------------------------
 
 
-class _EmbeddingBag(Function):
+class _EmbeddingBag(ArrayFunction):
     """Sum, mean or max of looked-up rows per bag.
 
     ``keep``: positions (in the flattened input) of the entries that count (padding and

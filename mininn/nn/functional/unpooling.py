@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import ntuple, scalar_name, xp_of
 from mininn.nn.functional.pooling import gather_flat
 from mininn.tensor import Tensor
@@ -23,7 +23,7 @@ __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
 Dims = tuple[int, ...]
 
 
-class _MaxUnpool(Function):
+class _MaxUnpool(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, indices: Any, out_sz: Dims) -> Any:
         xp = xp_of(x)

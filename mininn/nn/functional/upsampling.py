@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 from mininn.nn.functional._utils import kernel_dtype_error, xp_of
 from mininn.tensor import Tensor
 
@@ -317,7 +317,7 @@ def _apply_maps(x: Any, mats: tuple[Any, ...]) -> Any:
     return work.astype(x.dtype, copy=False)
 
 
-class _Separable(Function):
+class _Separable(ArrayFunction):
     """``mats`` map the forward; the gradient goes back through the transposes of ``grad_mats``."""
 
     @staticmethod
@@ -330,7 +330,7 @@ class _Separable(Function):
         return _apply_maps(g, tuple(None if m is None else m.T for m in ctx.mats)), None, None
 
 
-class _Nearest(Function):
+class _Nearest(ArrayFunction):
     """Gathers along each axis with ``index``; the gradient is summed back through ``grad_index``."""
 
     @staticmethod

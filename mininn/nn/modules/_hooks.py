@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mininn._backend import array_module, device_of
-from mininn.autograd.function import Function, Node, _edge
+from mininn.autograd.function import ArrayFunction, Node, _edge
 from mininn.autograd.grad_mode import _state
 from mininn.tensor import Tensor
 from mininn.utils.hooks import RemovableHandle
@@ -400,7 +400,7 @@ def _maybe_warn_non_full_backward_hook(inputs: Any, result: Any, grad_fn: Node) 
 _NO_GRAD = np.dtype([])
 
 
-class BackwardHookFunction(Function):
+class BackwardHookFunction(ArrayFunction):
     """Names the identity nodes (``grad_fn.name()``); their backward is ``_HookNode.apply``."""
 
 

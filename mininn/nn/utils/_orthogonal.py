@@ -1,6 +1,6 @@
 """The differentiable maps behind ``parametrizations.orthogonal``, on (batches of) square or
 tall matrices: the matrix exponential, the Cayley map and the product of Householder
-reflectors, each a ``Function`` with an analytic backward; and the QR helpers of its
+reflectors, each a ``ArrayFunction`` with an analytic backward; and the QR helpers of its
 ``right_inverse``.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import Context, Function
+from mininn.autograd.function import ArrayFunction, Context
 
 __all__ = ["Cayley", "HouseholderProduct", "MatrixExp", "geqrf", "make_orthogonal"]
 
@@ -39,7 +39,7 @@ def expm(a: np.ndarray) -> np.ndarray:
     return result
 
 
-class MatrixExp(Function):
+class MatrixExp(ArrayFunction):
     """``expm(A)``; its backward is the adjoint Fréchet derivative, the top-right block of
     ``expm([[A^T, G], [0, A^T]])``."""
 
@@ -60,7 +60,7 @@ class MatrixExp(Function):
         return expm(block)[..., :n, n:]
 
 
-class Cayley(Function):
+class Cayley(ArrayFunction):
     """``(I - A/2)^{-1} (I + A/2)``."""
 
     @staticmethod
@@ -90,7 +90,7 @@ def _reflect(x: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return x - tau[..., None, None] * v[..., :, None] * (v[..., None, :] @ x)
 
 
-class HouseholderProduct(Function):
+class HouseholderProduct(ArrayFunction):
     """torch's ``linalg.householder_product(A, tau)``: the first ``k`` columns of
     ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T``, ``v_i`` the i-th reflector of ``A``."""
 
