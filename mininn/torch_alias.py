@@ -4,8 +4,8 @@
 file, and in the sibling files it imports (``from .layers import Block``,
 ``from layers import Block`` or ``import layers``), ``import torch``,
 ``import torch.nn as nn``, ``from torch import nn``, ``import torch.nn.functional
-as F`` and ``torch.nn.init`` resolve to mininn's modules, so a model file written
-for torch runs unchanged. Nothing else sees the alias: ``sys.modules["torch"]``
+as F`` and ``torch.nn.init`` resolve to mininn's modules (``import torchvision`` to
+:mod:`mininn.vision`), so a model file written for torch runs unchanged. Nothing else sees the alias: ``sys.modules["torch"]``
 is never touched, so a real torch imported elsewhere in the process stays
 itself, before and after. Other imports (numpy, math, ...) are ordinary ones.
 
@@ -108,15 +108,20 @@ def _alias(torch_name: str, target: ModuleType) -> ModuleType:
     return alias
 
 
+# The packages that loaded code imports by torch's names, and mininn's package answering each.
+_ROOTS = {"torch": "mininn", "torchvision": "mininn.vision"}
+
+
 def torch_module(name: str = "torch") -> ModuleType:
     """The module that ``import <name>`` gives in loaded code (``"torch.nn"`` -> mininn.nn's alias).
+
+    ``name`` starts with ``torch`` or ``torchvision`` (answered by :mod:`mininn.vision`).
 
     Raises:
         TorchImportError: mininn has no such module.
     """
-    import mininn
-
-    module: Any = _alias("torch", mininn)
+    root = name.partition(".")[0]
+    module: Any = _alias(root, importlib.import_module(_ROOTS[root]))
     for part in name.split(".")[1:]:
         try:
             module = getattr(module, part)
@@ -130,7 +135,7 @@ def torch_module(name: str = "torch") -> ModuleType:
 def _import_torch(name: str, fromlist: Sequence[str] | None) -> ModuleType:
     module = torch_module(name)
     if not fromlist:
-        return torch_module("torch")
+        return torch_module(name.partition(".")[0])
     for attr in fromlist:
         if attr != "*" and not hasattr(module, attr):
             raise TorchImportError(f"{name}.{attr}")
@@ -269,7 +274,7 @@ def _builtins_for(package: str) -> dict[str, Any]:
                 ) -> Any:
         if level == 0:
             head = name.partition(".")[0]
-            if head == "torch":
+            if head in _ROOTS:
                 return _import_torch(name, fromlist)
             if (folder / f"{head}.py").is_file() or (folder / head / "__init__.py").is_file():
                 module = real_import(f"{package}.{name}", globals, locals, fromlist, 0)

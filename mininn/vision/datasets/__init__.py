@@ -1,0 +1,3 @@
+"""torchvision.datasets on mininn."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""torchvision.models on mininn."""
+
+__all__: list[str] = []

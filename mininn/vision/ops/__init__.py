@@ -1,0 +1,3 @@
+"""torchvision.ops on mininn."""
+
+__all__: list[str] = []

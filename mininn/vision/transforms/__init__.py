@@ -1,0 +1,3 @@
+"""torchvision.transforms on mininn."""
+
+__all__: list[str] = []
