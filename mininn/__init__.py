@@ -458,6 +458,14 @@ from mininn.serialization import load, save
 
 from mininn import linalg, nn, optim  # noqa: E402  # isort: skip - they import the names above
 
+# sparse COO tensors (issue 30); mm/matmul/spmm take a sparse operand, dense pairs go to the dense ops
+from mininn import sparse  # noqa: E402  # isort: skip
+from mininn.sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: E402  # isort: skip
+from mininn.sparse._matmul import matmul, mm, spmm  # noqa: E402,F811  # isort: skip
+from mininn.sparse._tensor import install as _install_sparse  # noqa: E402  # isort: skip
+
+_install_sparse(Tensor)
+
 half = float16
 cfloat = complex64
 cdouble = complex128
@@ -978,6 +986,12 @@ __all__ = [
     "xlogy",
     "xlogy_",
     "zero_",
+    "sparse",
+    "layout",
+    "sparse_coo",
+    "sparse_coo_tensor",
+    "spmm",
+    "strided",
 ]
 
 __version__ = "0.1.0"
