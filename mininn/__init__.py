@@ -466,6 +466,13 @@ from mininn.sparse._tensor import install as _install_sparse  # noqa: E402  # is
 
 _install_sparse(Tensor)
 
+# torch's legacy tensor types (issue 30): FloatTensor(4, 5), LongTensor([1, 2]), isinstance, x.type(...)
+from mininn._legacy_types import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402  # isort: skip
+from mininn._legacy_types import set_default_tensor_type  # noqa: E402  # isort: skip
+from mininn import cuda  # noqa: E402,F401  # isort: skip - torch.cuda.FloatTensor and friends
+
+globals().update(_TENSOR_TYPES)
+
 half = float16
 cfloat = complex64
 cdouble = complex128
@@ -992,6 +999,8 @@ __all__ = [
     "sparse_coo_tensor",
     "spmm",
     "strided",
+    "set_default_tensor_type",
+    *_TENSOR_TYPES,
 ]
 
 __version__ = "0.1.0"

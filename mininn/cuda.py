@@ -25,3 +25,10 @@ def device_count() -> int:
 def is_available() -> bool:
     """Whether a ``cuda`` device can be used."""
     return device_count() > 0
+
+
+# torch.cuda's legacy tensor types (issue 30): cuda.FloatTensor(4, 5), isinstance(x, cuda.FloatTensor)
+from mininn._legacy_types import CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES  # noqa: E402
+
+globals().update(_CUDA_TENSOR_TYPES)
+__all__ += list(_CUDA_TENSOR_TYPES)

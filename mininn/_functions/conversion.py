@@ -10,6 +10,7 @@ from typing import Any
 from mininn import _dtype
 from mininn._backend import as_device, device, device_of, to_device
 from mininn._functions._util import legacy_type_name
+from mininn._legacy_types import parse_tensor_type
 from mininn._tensor_core import TensorCore
 from mininn.autograd.function import ArrayFunction, Context
 
@@ -114,11 +115,16 @@ def to_bfloat16(self) -> Any:
     return self.to(_dtype.bfloat16)
 
 
-def tensor_type(self, dtype: Any = None) -> Any:
-    """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``."""
+def tensor_type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``.
+
+    ``dtype`` may be a dtype, a legacy type (``FloatTensor``, ``cuda.LongTensor``) or its name.
+    """
     if dtype is None:
-        return legacy_type_name(self._data.dtype)
-    return self.to(_dtype.as_dtype(dtype))
+        name = legacy_type_name(self._data.dtype)
+        return name.replace("torch.", "torch.cuda.", 1) if self.device.type == "cuda" else name
+    dt, device_type = parse_tensor_type(dtype)
+    return self.to(dt) if device_type is None else self.to(device_type, dt)
 
 
 def type_as(self, other: Any) -> Any:
