@@ -100,6 +100,20 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"x": _image((5, 3))(rng)},
     ),
+    Case(  # sparse COO adjacency built in forward, torch.spmm (issue 30)
+        "graph-net",
+        "graph_net",
+        {"module": "model.py:GCN",
+         "init": {"num_nodes": 10, "in_features": 5, "hidden": 16, "num_classes": 3},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 10, 5]}]},
+        lambda rng: {"x": _image((2, 10, 5))(rng)},
+    ),
+    Case(  # nn.Parameter(torch.FloatTensor(n, m)) initialised through .data.uniform_ (issue 30)
+        "legacy-params",
+        "legacy_params",
+        {"module": "model.py:LegacyNet", "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, -1, 6]}]},
+        lambda rng: {"x": _image((3, 4, 6))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -276,7 +290,8 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn")])
+@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
+                                            ("graph-net", "gc1"), ("legacy-params", "pool")])
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
