@@ -473,6 +473,17 @@ from mininn import cuda  # noqa: E402,F401  # isort: skip - torch.cuda.FloatTens
 
 globals().update(_TENSOR_TYPES)
 
+# torch's private helpers and global switches that model files use (issue 30)
+from mininn import _utils, backends  # noqa: E402,F401  # isort: skip
+from mininn._utils import _assert  # noqa: E402,F401  # isort: skip
+from mininn.backends._global_flags import (  # noqa: E402  # isort: skip
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+
 half = float16
 cfloat = complex64
 cdouble = complex128
@@ -1001,6 +1012,12 @@ __all__ = [
     "strided",
     "set_default_tensor_type",
     *_TENSOR_TYPES,
+    "backends",
+    "are_deterministic_algorithms_enabled",
+    "get_float32_matmul_precision",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_float32_matmul_precision",
+    "use_deterministic_algorithms",
 ]
 
 __version__ = "0.1.0"

@@ -32,3 +32,17 @@ from mininn._legacy_types import CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES  # noqa
 
 globals().update(_CUDA_TENSOR_TYPES)
 __all__ += list(_CUDA_TENSOR_TYPES)
+
+
+def manual_seed(seed: int) -> None:
+    """Seed CUDA's generator: nothing to do in mininn (cuda tensors draw from the default generator,
+    which ``mininn.manual_seed`` seeds), and like torch's no error without a GPU."""
+    int(seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed every GPU's generator: as :func:`manual_seed`."""
+    int(seed)
+
+
+__all__ += ["manual_seed", "manual_seed_all"]
