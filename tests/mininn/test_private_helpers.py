@@ -161,6 +161,8 @@ def test_a_model_file_using_them_loads_with_torch_answered_by_mininn(tmp_path: P
         import torch
         import torch.backends.cudnn as cudnn
         from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+        from torch.nn.common_types import _size_2_t
+        from torch.nn.modules.utils import _pair
 
         cudnn.benchmark = True
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -168,8 +170,8 @@ def test_a_model_file_using_them_loads_with_torch_answered_by_mininn(tmp_path: P
         torch.cuda.manual_seed_all(0)
 
 
-        def pack(x):
-            torch._assert(x.dim() == 2, "expected a matrix")
+        def pack(x, size: _size_2_t = 2):
+            torch._assert(x.dim() == 2 and _pair(size) == (2, 2), "expected a matrix")
             return _unflatten_dense_tensors(_flatten_dense_tensors([x, 2 * x]), [x, x])
     """))
     module = load_code(tmp_path, "model.py")
@@ -178,3 +180,49 @@ def test_a_model_file_using_them_loads_with_torch_answered_by_mininn(tmp_path: P
     with pytest.raises(AssertionError, match="expected a matrix"):
         module.pack(mininn.ones(3))
     assert mininn.are_deterministic_algorithms_enabled()
+
+
+def test_nn_modules_utils_helpers_match_torch() -> None:
+    from torch.nn.modules import utils as theirs
+
+    from mininn.nn.modules import utils as ours
+
+    for name in ("_single", "_pair", "_triple", "_quadruple"):
+        for value in (3, (1, 2), [4, 5, 6], "ab", None):
+            assert getattr(ours, name)(value) == getattr(theirs, name)(value), (name, value)
+        assert getattr(ours, name).__name__ == getattr(theirs, name).__name__ == name
+    assert ours._ntuple(5)(1) == theirs._ntuple(5)(1)
+    assert ours._reverse_repeat_tuple((1, 2, 3), 2) == theirs._reverse_repeat_tuple((1, 2, 3), 2)
+    for size in (4, [None, 3], (None, None)):
+        assert ours._list_with_default(size, (1, 5, 6, 7)) == theirs._list_with_default(size, (1, 5, 6, 7))
+    _same_error(lambda lib: (ours if lib is mininn else theirs)._list_with_default([None, 3], (1,)))
+
+
+def test_consume_prefix_strips_keys_and_metadata_like_torch() -> None:
+    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present as theirs
+
+    from mininn.nn.modules.utils import consume_prefix_in_state_dict_if_present as ours
+
+    def wrapped(lib):
+        state = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU(), lib.nn.Linear(2, 1)).state_dict()
+        prefixed = type(state)((f"module.{k}", v) for k, v in state.items())
+        renamed = [(f"module.{k}" if k else "module", v) for k, v in state._metadata.items()]
+        prefixed._metadata = type(state._metadata)([("", {"version": 1}), *renamed])
+        prefixed["other.key"] = state["0.weight"]
+        return prefixed
+
+    mine, torchs = wrapped(mininn), wrapped(torch)
+    ours(mine, "module.")
+    theirs(torchs, "module.")
+    assert list(mine) == list(torchs)
+    assert list(mine._metadata) == list(torchs._metadata)
+
+
+def test_common_types_name_the_same_aliases_as_torch() -> None:
+    import torch.nn.common_types as theirs
+
+    import mininn.nn.common_types as ours
+
+    names = {n for n in dir(theirs) if n.startswith("_") and n.endswith("_t") and not n.startswith("__")}
+    assert names <= set(dir(ours))
+    assert ours._size_2_t == ours.Union[int, tuple[int, int]]
