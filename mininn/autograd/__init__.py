@@ -9,6 +9,7 @@ from mininn.autograd.grad_mode import (
     set_grad_enabled,
 )
 from mininn.autograd.gradients import GradcheckError, grad, gradcheck
+from mininn.autograd.variable import Variable  # torch's deprecated wrapper (issue 30)
 
 __all__ = [
     "Context",
@@ -22,4 +23,5 @@ __all__ = [
     "is_grad_enabled",
     "no_grad",
     "set_grad_enabled",
+    "Variable",
 ]

@@ -160,3 +160,35 @@ def test_set_default_tensor_type_warns_and_sets_the_default_dtype_like_torch() -
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _same_error(lambda lib, bad=bad: lib.set_default_tensor_type(bad(lib)))
+
+
+def test_variable_detaches_sets_requires_grad_and_answers_isinstance_like_torch() -> None:
+    from torch.autograd import Variable as TorchVariable
+
+    from mininn.autograd import Variable
+
+    for lib, variable in ((mininn, Variable), (torch, TorchVariable)):
+        t = lib.ones(2)
+        v = variable(t)
+        assert v is not t and not v.requires_grad and isinstance(v, lib.Tensor)
+        w = variable(t, requires_grad=True)
+        assert w.requires_grad and w.is_leaf and not t.requires_grad
+        y = lib.ones(2, requires_grad=True) * 2
+        assert variable(y).grad_fn is None
+        assert isinstance(lib.ones(1), variable) and tuple(variable().shape) == (0,)
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            variable(t, volatile=True)
+    v = Variable(mininn.zeros(2))
+    v.data.fill_(3.0)
+    assert v.sum().item() == 6.0
+    _same_error(lambda lib: (Variable if lib is mininn else TorchVariable)([1, 2]))
+
+
+def test_torch_module_paths_of_batch_norm_and_attention_resolve() -> None:
+    from mininn.torch_alias import torch_module
+
+    batchnorm = torch_module("torch.nn.modules.batchnorm")
+    for layer in (nn.BatchNorm1d(3), nn.BatchNorm2d(3), nn.SyncBatchNorm(3)):
+        assert isinstance(layer, batchnorm._BatchNorm) and isinstance(layer, batchnorm._NormBase)
+    assert not isinstance(nn.LayerNorm(3), batchnorm._BatchNorm)
+    assert torch_module("torch.nn.modules.activation").MultiheadAttention is nn.MultiheadAttention
