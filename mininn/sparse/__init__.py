@@ -3,7 +3,8 @@
 ``mininn.sparse_coo_tensor(indices, values, size)`` makes a ``SparseTensor`` (``layout ==
 mininn.sparse_coo``): COO indices and a values Tensor, never a dense array. It multiplies dense
 matrices (``mm``, ``spmm``, ``matmul``, ``@``, ``sparse.mm``), sums (``sparse.sum``), coalesces,
-transposes, scales and converts (``to_dense``, ``Tensor.to_sparse``); every other op stops with its
+transposes, scales and converts (``to_dense``, ``Tensor.to_sparse``), takes softmaxes over its entries
+(``sparse.softmax``/``log_softmax``) and ``sparse.addmm``; every other op stops with its
 name and ``.to_dense()`` as the way on. Gradients reach the values (and the dense operand) as in torch.
 """
 
@@ -14,14 +15,15 @@ from typing import Any
 
 from mininn import _dtype
 from mininn.sparse._layout import layout, sparse_coo, strided
-from mininn.sparse._matmul import matmul, mm, sparse_mm, spmm
+from mininn.sparse._matmul import addmm, matmul, mm, sparse_mm, spmm
 from mininn.sparse._reduce import sparse_sum
+from mininn.sparse._softmax import log_softmax, softmax
 from mininn.sparse._tensor import SparseTensor, sparse_coo_tensor, to_sparse
 
 __all__ = [
     "SparseTensor", "layout", "strided", "sparse_coo", "sparse_coo_tensor", "to_sparse", "mm", "spmm",
-    "matmul", "sum", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
-    "HalfTensor",
+    "matmul", "sum", "addmm", "softmax", "log_softmax",
+    "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor", "HalfTensor",
 ]
 
 sum = sparse_sum  # noqa: A001 - torch.sparse.sum

@@ -17,7 +17,7 @@ from mininn.sparse import _ops as O
 from mininn.sparse._tensor import SparseTensor
 from mininn.tensor import Tensor
 
-__all__ = ["mm", "matmul", "spmm", "sparse_mm"]
+__all__ = ["mm", "matmul", "spmm", "sparse_mm", "addmm"]
 
 _SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                  "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -107,3 +107,8 @@ def _rmatmul(self: SparseTensor, other: Any) -> Tensor:
 SparseTensor.mm = SparseTensor.spmm = mm  # type: ignore[method-assign]
 SparseTensor.matmul = SparseTensor.__matmul__ = matmul  # type: ignore[method-assign]
 SparseTensor.__rmatmul__ = _rmatmul  # type: ignore[method-assign]
+
+
+def addmm(mat: Any, mat1: Any, mat2: Any, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """``torch.sparse.addmm``: ``beta * mat + alpha * (mat1 @ mat2)`` with a sparse COO ``mat1``."""
+    return mat * beta + sparse_mm(mat1, mat2) * alpha
