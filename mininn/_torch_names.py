@@ -226,3 +226,10 @@ TORCH: tuple[str, ...] = (
     "view_as_complex", "view_as_complex_copy", "view_as_real", "view_as_real_copy", "view_copy",
     "vmap", "vsplit", "vstack", "wait", "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
 )
+
+# torch.sparse.__all__
+SPARSE: tuple[str, ...] = (
+    "addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "solve", "log_softmax",
+    "SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUTLASS", "SparseSemiStructuredTensorCUSPARSELT",
+    "to_sparse_semi_structured", "as_sparse_gradcheck",
+)

@@ -57,6 +57,17 @@ NN_UTILS_EXCLUSIONS: dict[str, str] = {
                                            "mininn tensors have one layout",
 }
 
+_SEMI_STRUCTURED = "2:4 semi-structured sparsity for CUDA's sparse kernels; mininn's sparse tensors are COO"
+SPARSE_EXCLUSIONS: dict[str, str] = {
+    "check_sparse_tensor_invariants": "mininn always checks COO indices against the size it builds with",
+    "solve": "sparse linear solvers; call .to_dense() and use mininn.linalg.solve",
+    "SparseSemiStructuredTensor": _SEMI_STRUCTURED,
+    "SparseSemiStructuredTensorCUTLASS": _SEMI_STRUCTURED,
+    "SparseSemiStructuredTensorCUSPARSELT": _SEMI_STRUCTURED,
+    "to_sparse_semi_structured": _SEMI_STRUCTURED,
+    "as_sparse_gradcheck": "a gradcheck wrapper for sparse inputs; compare .to_dense() results instead",
+}
+
 _JIT_NAMES = (
     "AliasDb Argument ArgumentSpec Block BufferDict CallStack Capsule Code CompilationUnit "
     "CompleteArgumentSpec ConcreteModuleType ConcreteModuleTypeBuilder DeepCopyMemoTable ErrorReport "
@@ -70,10 +81,9 @@ _JIT_NAMES = (
 TORCH_RULES: tuple[tuple[str, str], ...] = (
     (r"^(Script|LiteScript)|Type$|^(" + "|".join(_JIT_NAMES) + ")$",
      "TorchScript/JIT internals (torch._C bindings); mininn runs eager Python only"),
-    (r"Storage$|^(Bool|Byte|Char|Double|Float|Int|Long|Short)Tensor$|^(is_storage|from_file|"
-     r"DeserializationStorageContext|SerializationStorageContext|PyTorchFileReader|PyTorchFileWriter|"
-     r"set_default_tensor_type)$",
-     "storage objects and legacy typed-tensor classes; a mininn tensor is an array with a dtype, "
+    (r"Storage$|^(is_storage|from_file|"
+     r"DeserializationStorageContext|SerializationStorageContext|PyTorchFileReader|PyTorchFileWriter)$",
+     "storage objects; a mininn tensor is an array with a dtype, "
      "checkpoints go through mininn.save/load"),
     (r"^(Sym|sym_)|^(compile|cond|vmap|Tag|DispatchKey|DispatchKeySet|ExcludeDispatchKeyGuard|"
      r"DisableTorchFunction|DisableTorchFunctionSubclass|BenchmarkConfig|BenchmarkExecutionStats|"
@@ -83,7 +93,8 @@ TORCH_RULES: tuple[tuple[str, str], ...] = (
      "quantized tensors and int8 kernels; mininn has no quantized dtypes"),
     (r"sparse|^(ccol|col|crow|row)_indices_copy$|^(indices|values)_copy$|^(dsmm|hsmm|hspmm|saddmm|smm|"
      r"spmm|sspaddmm)$",
-     "sparse layouts; mininn tensors are dense"),
+     "sparse layouts other than COO and their kernels; mininn.sparse has COO tensors (sparse_coo_tensor, "
+     "spmm, sparse.mm/sum/softmax): call .to_dense() for the rest"),
     (r"^(cudnn|miopen|mkldnn)_|^is_vulkan_available$",
      "vendor-library kernels (cuDNN, MIOpen, oneDNN, Vulkan); mininn's ops run on NumPy or CuPy"),
     (r"autocast|^GradScaler$",
@@ -140,6 +151,7 @@ NAMESPACES: tuple[Namespace, ...] = (
               lambda n: hasattr(mininn.nn.utils, n), NN_UTILS_EXCLUSIONS),
     Namespace("torch", _torch_names.TORCH, lambda n: hasattr(mininn, n), {}, complete=False,
               rules=TORCH_RULES),
+    Namespace("torch.sparse", _torch_names.SPARSE, lambda n: hasattr(mininn.sparse, n), SPARSE_EXCLUSIONS),
 )
 
 
