@@ -229,7 +229,8 @@ TORCH: tuple[str, ...] = (
 
 # torch.sparse.__all__
 SPARSE: tuple[str, ...] = (
-    "addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "solve", "log_softmax",
-    "SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUTLASS", "SparseSemiStructuredTensorCUSPARSELT",
-    "to_sparse_semi_structured", "as_sparse_gradcheck",
+    "SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUSPARSELT",
+    "SparseSemiStructuredTensorCUTLASS", "addmm", "as_sparse_gradcheck",
+    "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "solve", "sum",
+    "to_sparse_semi_structured",
 )

@@ -23,7 +23,7 @@ REGENERATE_DOC = "python -m mininn.coverage > docs/torch-coverage.md"
 
 
 def torch_name_lists() -> dict[str, tuple[str, ...]]:
-    """The three reference lists, read from the installed torch."""
+    """The reference lists, read from the installed torch."""
     import torch
     import torch.nn.functional as F
 
@@ -37,6 +37,7 @@ def torch_name_lists() -> dict[str, tuple[str, ...]]:
         "NN_UTILS": tuple(sorted(set(torch.nn.utils.__all__))),
         "TORCH": tuple(sorted({n for n in torch.__all__ if not n.startswith("_")
                                and callable(getattr(torch, n, None))})),
+        "SPARSE": tuple(sorted(set(torch.sparse.__all__))),
     }
 
 
@@ -56,6 +57,7 @@ def render_names_module() -> str:
         "NN_FUNCTIONAL": "public functions of torch.nn.functional",
         "NN_UTILS": "torch.nn.utils.__all__",
         "TORCH": "public callables of torch.__all__",
+        "SPARSE": "torch.sparse.__all__",
     }
     for key, names in torch_name_lists().items():
         body = textwrap.fill(" ".join(f'"{n}",' for n in names), width=100,
