@@ -38,6 +38,10 @@ _SUPPORTED = (
 )
 
 
+_NON_LEAF_MESSAGE = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+    "subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
 _GENERIC_NAMES = frozenset({"op", "apply", "wrapper", "inner", "method", "fn", "f", "compare"})
 
 
@@ -152,7 +156,8 @@ class SparseTensor(Tensor):
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
-            TensorCore.requires_grad.fset(self._vals, value)  # torch's message for a non-leaf
+            if not value:
+                raise RuntimeError(_NON_LEAF_MESSAGE)
         elif value and not self._own_leaf:
             self._vals = Tensor(self._vals._data, requires_grad=True)
             self._own_leaf = True
@@ -336,8 +341,7 @@ class SparseTensor(Tensor):
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> SparseTensor:
         """The tensor on a CUDA device."""
-        return self.to("cuda" if device is None else as_device(device if not isinstance(device, int)
-                                                                 else f"cuda:{device}"))
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
     def float(self) -> SparseTensor:
         return self.to(_dtype.float32)

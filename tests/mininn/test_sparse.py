@@ -307,3 +307,17 @@ def test_a_gcn_layer_with_a_sparse_buffer_moves_with_the_module() -> None:
     np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-12)
     assert "adj" not in layer.state_dict()
     copy.deepcopy(layer)
+
+
+def test_requires_grad_of_a_built_sparse_tensor_follows_torchs_leaf_rules() -> None:
+    for lib in (mininn, torch):
+        values = lib.tensor(_VALUES, requires_grad=True)
+        built = lib.sparse_coo_tensor(lib.tensor(_INDICES), values, (3, 3))
+        built.requires_grad_(True)  # already requires grad: allowed
+        with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+            built.requires_grad_(False)
+        assert values.requires_grad and values.is_leaf
+        plain = lib.sparse_coo_tensor(lib.tensor(_INDICES), lib.tensor(_VALUES), (3, 3))
+        assert plain.is_leaf and not plain.requires_grad
+        plain.requires_grad_()
+        assert plain.is_leaf and plain.requires_grad and plain.grad is None
