@@ -474,10 +474,8 @@ from mininn import cuda  # noqa: E402,F401  # isort: skip - torch.cuda.FloatTens
 globals().update(_TENSOR_TYPES)
 
 # torch's private helpers and global switches that model files use (issue 30)
-from mininn import _utils, backends  # noqa: E402,F401  # isort: skip
+from mininn import _utils  # noqa: E402,F401  # isort: skip
 from mininn._utils import _assert  # noqa: E402,F401  # isort: skip
-from mininn import amp  # noqa: E402  # isort: skip
-from mininn.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402  # isort: skip
 from mininn.backends._global_flags import (  # noqa: E402  # isort: skip
     are_deterministic_algorithms_enabled,
     get_float32_matmul_precision,
@@ -1014,16 +1012,11 @@ __all__ = [
     "strided",
     "set_default_tensor_type",
     *_TENSOR_TYPES,
-    "backends",
     "are_deterministic_algorithms_enabled",
     "get_float32_matmul_precision",
     "is_deterministic_algorithms_warn_only_enabled",
     "set_float32_matmul_precision",
     "use_deterministic_algorithms",
-    "amp",
-    "autocast",
-    "get_autocast_dtype",
-    "is_autocast_enabled",
 ]
 
 __version__ = "0.1.0"

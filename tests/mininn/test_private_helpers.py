@@ -1,8 +1,8 @@
 """torch's private helpers and global switches that model files use, vs torch 2.13.
 
 ``torch._utils._flatten_dense_tensors``/``_unflatten_dense_tensors``, ``torch._assert``,
-``torch.backends.{cudnn,cuda,mps}``, ``use_deterministic_algorithms``,
-``set_float32_matmul_precision`` and ``torch.cuda.manual_seed(_all)``.
+``use_deterministic_algorithms``, ``set_float32_matmul_precision``, ``torch.cuda.manual_seed(_all)``,
+``torch.nn.modules.utils`` and ``torch.nn.common_types``.
 """
 
 from __future__ import annotations
@@ -41,9 +41,6 @@ def restore_flags() -> Iterator[None]:
     """Put back every global switch these tests set, in mininn and in torch."""
     yield
     for lib in (mininn, torch):
-        lib.backends.cudnn.benchmark = False
-        lib.backends.cudnn.deterministic = False
-        lib.backends.cuda.matmul.allow_tf32 = False
         lib.use_deterministic_algorithms(False)
         lib.set_float32_matmul_precision("highest")
 
@@ -101,35 +98,6 @@ def test_assert_raises_like_torch() -> None:
     _same_error(lambda lib: lib._assert(lib.tensor([True, False]), "two values"))
 
 
-def test_backend_flags_answer_as_torch_without_those_backends() -> None:
-    ours, theirs = mininn.backends, torch.backends
-    for name in ("enabled", "benchmark", "deterministic", "allow_tf32"):
-        assert getattr(ours.cudnn, name) == getattr(theirs.cudnn, name), name
-    assert ours.cudnn.is_available() is theirs.cudnn.is_available() is False
-    assert ours.cudnn.version() is theirs.cudnn.version() is None
-    reductions = ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction")
-    for name in ("allow_tf32", *reductions):
-        assert getattr(ours.cuda.matmul, name) == getattr(theirs.cuda.matmul, name), name
-    assert ours.cuda.is_built() is theirs.cuda.is_built() is False
-    assert ours.mps.is_available() is theirs.mps.is_available() is False
-    assert ours.mps.is_built() is theirs.mps.is_built() is False
-    assert ours.cuda.flash_sdp_enabled() is theirs.cuda.flash_sdp_enabled() is True
-
-
-def test_backend_flags_keep_what_is_set_and_check_it_like_torch(restore_flags) -> None:
-    for lib in (mininn, torch):
-        lib.backends.cudnn.benchmark = True
-        lib.backends.cuda.matmul.allow_tf32 = True
-        assert lib.backends.cudnn.benchmark is True and lib.backends.cuda.matmul.allow_tf32 is True
-        with lib.backends.cudnn.flags(enabled=False, benchmark=False):
-            assert lib.backends.cudnn.enabled is False and lib.backends.cudnn.benchmark is False
-        assert lib.backends.cudnn.enabled is True and lib.backends.cudnn.benchmark is True
-    for name in ("enabled", "benchmark", "deterministic", "allow_tf32"):
-        _same_error(lambda lib, name=name: setattr(lib.backends.cudnn, name, "yes"))
-    for name in ("allow_tf32", "allow_fp16_reduced_precision_reduction", "made_up"):
-        _same_error(lambda lib, name=name: setattr(lib.backends.cuda.matmul, name, "yes"))
-
-
 def test_deterministic_and_matmul_precision_switches_follow_torch(restore_flags) -> None:
     for lib in (mininn, torch):
         assert lib.are_deterministic_algorithms_enabled() is False
@@ -159,13 +127,10 @@ def test_cuda_seeding_leaves_the_cpu_stream_alone_like_torch() -> None:
 def test_a_model_file_using_them_loads_with_torch_answered_by_mininn(tmp_path: Path, restore_flags) -> None:
     (tmp_path / "model.py").write_text(textwrap.dedent("""
         import torch
-        import torch.backends.cudnn as cudnn
         from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
         from torch.nn.common_types import _size_2_t
         from torch.nn.modules.utils import _pair
 
-        cudnn.benchmark = True
-        torch.backends.cuda.matmul.allow_tf32 = True
         torch.use_deterministic_algorithms(True)
         torch.cuda.manual_seed_all(0)
 
