@@ -20,6 +20,7 @@ imports this module first, and its ``einops.layers.torch`` is
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -30,7 +31,7 @@ from einops._backends import AbstractBackend
 import mininn
 from mininn.tensor import Size, Tensor
 
-__all__ = ["MininnBackend", "import_for_loaded_code"]
+__all__ = ["MininnBackend", "allow_ops_in_compiled_graph", "import_for_loaded_code"]
 
 _FLOATS = (mininn.float16, mininn.float32, mininn.float64, mininn.bfloat16)
 
@@ -125,24 +126,40 @@ class _EinopsView(ModuleType):
         return f"<module {self.__name__!r} (einops, with mininn's einops.layers.torch)>"
 
 
+def allow_ops_in_compiled_graph() -> None:
+    """einops' call registering its functions with ``torch.compile``: mininn runs eagerly, nothing to do."""
+
+
+def _torch_specific() -> ModuleType:
+    """``einops._torch_specific`` for loaded code: its public call, without importing real torch."""
+    module = ModuleType("einops._torch_specific", "einops' torch.compile hook, as mininn answers it.")
+    module.allow_ops_in_compiled_graph = allow_ops_in_compiled_graph  # type: ignore[attr-defined]
+    return module
+
+
 _VIEWS: dict[str, ModuleType] = {}
+_LOCK = threading.Lock()
 
 
 def _views() -> dict[str, ModuleType]:
-    if not _VIEWS:
-        layers = importlib.import_module("einops.layers")
-        torch_layers = importlib.import_module("mininn.nn.einops_layers")
-        _VIEWS["einops.layers.torch"] = torch_layers
-        _VIEWS["einops.layers"] = _EinopsView(layers, {"torch": torch_layers})
-        _VIEWS["einops"] = _EinopsView(einops, {"layers": _VIEWS["einops.layers"]})
-    return _VIEWS
+    with _LOCK:
+        if not _VIEWS:
+            layers = importlib.import_module("einops.layers")
+            torch_layers = importlib.import_module("mininn.nn.einops_layers")
+            _VIEWS["einops.layers.torch"] = torch_layers
+            _VIEWS["einops._torch_specific"] = _torch_specific()
+            _VIEWS["einops.layers"] = _EinopsView(layers, {"torch": torch_layers})
+            _VIEWS["einops"] = _EinopsView(einops, {"layers": _VIEWS["einops.layers"],
+                                                    "_torch_specific": _VIEWS["einops._torch_specific"]})
+        return _VIEWS
 
 
 def import_for_loaded_code(name: str, fromlist: Sequence[str] | None) -> ModuleType:
     """What ``__import__(name, fromlist=fromlist)`` gives loaded model code for an ``einops`` name.
 
     ``einops.layers.torch`` is :mod:`mininn.nn.einops_layers` (real torch is never
-    imported), ``einops`` and ``einops.layers`` are views of einops' own modules
+    imported), ``einops._torch_specific`` holds only ``allow_ops_in_compiled_graph``
+    (a no-op), ``einops`` and ``einops.layers`` are views of einops' own modules
     that lead there, and every other name is einops' own module.
     """
     views = _views()

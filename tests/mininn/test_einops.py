@@ -261,7 +261,10 @@ import einops.layers.torch as L
 import torch
 import torch.nn as nn
 from einops import rearrange, reduce, repeat
+from einops._torch_specific import allow_ops_in_compiled_graph
 from einops.layers.torch import EinMix, Rearrange, Reduce
+
+allow_ops_in_compiled_graph()
 
 
 class Net(nn.Module):
@@ -326,9 +329,20 @@ def test_loaded_code_runs_where_torch_cannot_be_imported(folder: Path) -> None:
     assert result.stdout.strip() == "ok"
 
 
-def test_loaded_code_importing_a_missing_layer_fails_with_einops_module_named(tmp_path: Path) -> None:
+def test_loaded_code_sees_einops_own_modules_besides_the_torch_layers(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(
+        "import einops.packing\nfrom einops import layers\nfrom einops.layers import torch as L\n"
+        "from einops.parsing import ParsedExpression\n"
+        "SEEN = (einops.packing.pack, layers.torch, L, ParsedExpression, einops.__version__, dir(einops))\n")
+    pack, torch_layers, also, parsed, version, names = load_code(tmp_path, "model.py").SEEN
+    assert pack is einops.pack and torch_layers is also is einops_layers and version == einops.__version__
+    assert parsed is importlib.import_module("einops.parsing").ParsedExpression
+    assert {"layers", "rearrange", "pack"} <= set(names)
+
+
+def test_loaded_code_importing_a_missing_layer_fails_naming_it_and_mininns_module(tmp_path: Path) -> None:
     (tmp_path / "model.py").write_text("from einops.layers.torch import Rearrange, Magic\n")
-    with pytest.raises(ImportError, match="Magic"):
+    with pytest.raises(ImportError, match="cannot import name 'Magic' from 'mininn.nn.einops_layers'"):
         load_code(tmp_path, "model.py")
 
 
