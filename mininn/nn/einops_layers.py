@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import einops
 from einops.layers import RearrangeMixin, ReduceMixin
 from einops.layers._einmix import _EinmixMixin
 
@@ -41,10 +42,14 @@ class Rearrange(RearrangeMixin, Module):
         **axes_lengths: Lengths of axes the pattern cannot infer.
 
     Raises:
-        einops.EinopsError: the pattern is invalid (at construction) or does not fit the input.
+        einops.EinopsError: the pattern is invalid (at construction) or does not fit the input
+            (einops' torch layer raises ``KeyError(ndim)`` for an input of the wrong number of
+            dims; this one raises what ``einops.rearrange`` raises, naming the shape).
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in self._multirecipe:
+            einops.rearrange(input, self.pattern, **self.axes_lengths)  # raises its message
         return self._apply_recipe(input)
 
 
@@ -57,10 +62,13 @@ class Reduce(ReduceMixin, Module):
         **axes_lengths: Lengths of axes the pattern cannot infer.
 
     Raises:
-        einops.EinopsError: the pattern or reduction is invalid, or the pattern does not fit the input.
+        einops.EinopsError: the pattern or reduction is invalid, or the pattern does not fit the
+            input (for an input of the wrong number of dims, what ``einops.reduce`` raises).
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in self._multirecipe:
+            einops.reduce(input, self.pattern, self.reduction, **self.axes_lengths)  # raises its message
         return self._apply_recipe(input)
 
 

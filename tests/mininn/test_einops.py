@@ -239,6 +239,20 @@ def test_bad_layer_arguments_raise_einops_errors_as_torch_layers_do() -> None:
         assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize(("layer", "function"), [
+    (einops_layers.Rearrange("b c h w -> b (c h w)"), lambda x: einops.rearrange(x, "b c h w -> b (c h w)")),
+    (einops_layers.Reduce("b c h w -> b c", "max"), lambda x: einops.reduce(x, "b c h w -> b c", "max")),
+])
+def test_layer_given_the_wrong_number_of_dims_raises_as_the_function_does(layer: Any, function: Any) -> None:
+    x = mininn.zeros(2, 3)
+    with pytest.raises(einops.EinopsError) as expected:
+        function(x)
+    with pytest.raises(einops.EinopsError) as raised:
+        layer(x)
+    assert str(raised.value) == str(expected.value)
+    assert "Wrong shape: expected 4 dims. Received 2-dim tensor." in str(raised.value)
+
+
 def test_layers_inside_a_sequential_take_hooks_and_gradients() -> None:
     model = mininn.nn.Sequential(einops_layers.Rearrange("b c h w -> b (h w) c"), mininn.nn.Linear(4, 3),
                                  einops_layers.Reduce("b n d -> b d", "mean"))
