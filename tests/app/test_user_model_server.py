@@ -100,6 +100,13 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"x": _image((5, 3))(rng)},
     ),
+    Case(
+        "custom-function",
+        "custom_function",
+        {"module": "model.py:SwishQuantMLP", "init": {"d_hidden": 12},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 6]}]},
+        lambda rng: {"x": _image((4, 6))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -276,7 +283,8 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn")])
+@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
+                                             ("custom-function", "body.3")])
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
