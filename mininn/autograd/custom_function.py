@@ -57,6 +57,8 @@ __all__ = ["BackwardCFunction", "Function", "once_differentiable"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_signature = functools.lru_cache(maxsize=512)(inspect.signature)  # forward's, read on every apply
+
 LEGACY_MESSAGE = (
     "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
     "autograd function with static forward method. "
@@ -244,7 +246,7 @@ class Function:
         """
         with_setup = cls.setup_context is not Function.setup_context
         if with_setup:
-            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound = _signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         inputs = _positional_inputs(cls.forward, args, kwargs, takes_ctx=not with_setup)
@@ -257,7 +259,7 @@ def _positional_inputs(forward: Callable[..., Any], args: tuple[Any, ...], kwarg
     gaps, no defaults filled in, keyword-only parameters refused)."""
     if not kwargs:
         return args
-    params = list(inspect.signature(forward).parameters.values())
+    params = list(_signature(forward).parameters.values())
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if takes_ctx and params and params[0].kind in positional:
         params = params[1:]
