@@ -107,6 +107,13 @@ CASES = [
          "inputs": [{"name": "img", "datatype": "FP32", "shape": [-1, 3, 8, 8]}]},
         lambda rng: {"img": _image((2, 3, 8, 8))(rng)},
     ),
+    Case(
+        "custom-function",
+        "custom_function",
+        {"module": "model.py:SwishQuantMLP", "init": {"d_hidden": 12},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 6]}]},
+        lambda rng: {"x": _image((4, 6))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -283,8 +290,15 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
-                                              ("einops-vit", "to_patch_embedding.0")])
+CAPTURES = [  # (model, module): one captured layer per case that shows something new
+    ("cnn", "stage1"),
+    ("gpt", "blocks.0.attn"),
+    ("einops-vit", "to_patch_embedding.0"),
+    ("custom-function", "body.3"),
+]
+
+
+@pytest.mark.parametrize(("name", "module"), CAPTURES)
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
