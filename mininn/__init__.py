@@ -453,6 +453,7 @@ from mininn._functions.windows import (
     kaiser_window,
 )
 from mininn._typeinfo import can_cast, finfo, iinfo, promote_types, result_type
+from mininn.amp import autocast, is_autocast_enabled
 from mininn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from mininn.serialization import load, save
 
@@ -506,6 +507,8 @@ def detach(input: Tensor) -> Tensor:
 
 
 __all__ = [
+    "autocast",
+    "is_autocast_enabled",
     "nn",
     "optim",
     "Generator",
