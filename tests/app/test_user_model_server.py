@@ -100,6 +100,20 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"x": _image((5, 3))(rng)},
     ),
+    Case(  # `from torch.utils.data import Dataset, DataLoader` and a Dataset beside the model
+        "dataset-beside",
+        "dataset_beside",
+        {"module": "model.py:WindowForecaster", "init": {"channels": 3, "hidden": 16},
+         "inputs": [{"name": "window", "datatype": "FP32", "shape": [-1, 3, 16]}]},
+        lambda rng: {"window": _image((4, 3, 16))(rng)},
+    ),
+    Case(  # @torch.jit.script helpers in forward, a @torch.jit.ignore'd method, torch.jit.Final
+        "jit-helpers",
+        "jit_helpers",
+        {"module": "model.py:ResidualMLP", "init": {"in_features": 8, "num_classes": 4},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 8]}]},
+        lambda rng: {"x": _image((5, 8))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -276,7 +290,8 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn")])
+@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
+                                              ("dataset-beside", "encoder"), ("jit-helpers", "blocks.1")])
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
