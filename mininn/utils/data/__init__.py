@@ -23,6 +23,7 @@ from mininn.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from mininn.utils.data.distributed import DistributedSampler
 from mininn.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -38,6 +39,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",

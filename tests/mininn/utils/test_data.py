@@ -467,6 +467,7 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset, random_split
 from torch.utils.data.sampler import SubsetRandomSampler
 from torch.utils.data.dataloader import default_collate
 from torch.utils.data._utils.collate import default_collate as collate_too
+from torch.utils.data.distributed import DistributedSampler
 
 
 class Pairs(Dataset):
@@ -481,7 +482,7 @@ def batches():
     return list(DataLoader(Pairs(), batch_size=3)), torch.utils.data.get_worker_info()
 
 
-SEEN = (TensorDataset, random_split, SubsetRandomSampler, default_collate, collate_too)
+SEEN = (TensorDataset, random_split, SubsetRandomSampler, default_collate, collate_too, DistributedSampler)
 '''
 
 
@@ -493,4 +494,66 @@ def test_model_code_imports_torch_utils_data_as_this_package(tmp_path: Path) -> 
     assert plain(found) == plain(list(torch_data.DataLoader(
         [(torch.full((2,), float(i)), i) for i in range(4)], batch_size=3)))
     assert module.SEEN == (mdata.TensorDataset, mdata.random_split, mdata.SubsetRandomSampler,
-                           mdata.default_collate, mdata.default_collate)
+                           mdata.default_collate, mdata.default_collate, mdata.DistributedSampler)
+
+
+def test_a_training_loop_over_a_dataloader_ends_at_torchs_weights() -> None:
+    """The same data, order and init through DataLoader + SGD: the weights after two epochs agree."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((22, 3)).astype(np.float32), rng.standard_normal((22, 1)).astype(np.float32)
+
+    def fit(lib: SimpleNamespace, weight: np.ndarray, bias: np.ndarray) -> Any:
+        model = lib.t.nn.Linear(3, 1)
+        model.load_state_dict({"weight": lib.t.tensor(weight), "bias": lib.t.tensor(bias)})
+        optimizer = lib.t.optim.SGD(model.parameters(), lr=0.1)
+        loader = lib.d.DataLoader(lib.d.TensorDataset(lib.t.from_numpy(x), lib.t.from_numpy(y)),
+                                  batch_size=4, sampler=list(range(21, -1, -1)), drop_last=True)
+        for _ in range(2):
+            for inputs, targets in loader:
+                loss = ((model(inputs) - targets) ** 2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return model.weight.detach().numpy(), model.bias.detach().numpy()
+
+    weight, bias = rng.standard_normal((1, 3)).astype(np.float32), np.zeros(1, np.float32)
+    for ours, theirs in zip(fit(MININN, weight, bias), fit(TORCH, weight, bias)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(fit(MININN, weight, bias)[0], weight)
+
+
+def distributed(lib: SimpleNamespace) -> Any:
+    return (lib.d.DistributedSampler if lib is MININN else pytest.importorskip(
+        "torch.utils.data.distributed").DistributedSampler)
+
+
+@pytest.mark.parametrize(("n", "replicas", "drop_last"), [(10, 3, False), (10, 3, True), (9, 3, False),
+                                                        (2, 4, False), (7, 2, True)])
+def test_distributed_sampler_shares_equal_torchs(n: int, replicas: int, drop_last: bool) -> None:
+    def shares(lib: SimpleNamespace) -> Any:
+        samplers = [distributed(lib)(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+                    for rank in range(replicas)]
+        return [(list(s), len(s)) for s in samplers]
+
+    same_in_both(shares)
+
+    def shuffled(lib: SimpleNamespace) -> Any:
+        samplers = [distributed(lib)(range(n), replicas, rank, drop_last=drop_last)
+                    for rank in range(replicas)]
+        for s in samplers:
+            s.set_epoch(1)
+        counts = collections.Counter(i for s in samplers for i in s)
+        return sorted(counts.values()), [len(s) for s in samplers]
+
+    same_in_both(shuffled)
+
+
+def test_distributed_sampler_reshuffles_per_epoch_and_checks_rank_as_torch() -> None:
+    sampler = mdata.DistributedSampler(range(20), num_replicas=2, rank=0)
+    first = list(sampler)
+    assert list(sampler) == first
+    sampler.set_epoch(1)
+    assert list(sampler) != first
+    same_in_both(lambda lib: distributed(lib)(range(4), num_replicas=2, rank=2))
+    with pytest.raises(RuntimeError, match="give DistributedSampler num_replicas= and rank="):
+        mdata.DistributedSampler(range(4))
