@@ -404,6 +404,13 @@ BROKEN = {
         "        raise ValueError('no config for this size')\n",
         "model.py:7 in __init__: ValueError: no config for this size",
     ),
+    "downloads-weights": (
+        "import torch\nfrom torch.hub import load_state_dict_from_url\n\n\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 4)\n"
+        "        self.load_state_dict(load_state_dict_from_url('https://example.org/net-1a2b3c4d.pth'))\n",
+        "model.py:9 in __init__: DownloadRefusedError: https://example.org/net-1a2b3c4d.pth is not in the "
+        "hub cache",
+    ),
     "raises-at-warm-up": (
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
         "        return x.reshape(3, 5)\n",
