@@ -16,6 +16,7 @@ is classified by rules, and what no rule covers is reported as missing.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -56,6 +57,18 @@ NN_UTILS_EXCLUSIONS: dict[str, str] = {
     "convert_conv3d_weight_memory_format": "memory formats (channels_last) are a cuDNN layout optimisation; "
                                            "mininn tensors have one layout",
 }
+
+# The namespaces around the layers (issue 30): what model files import beside torch.nn.
+UTILS_DATA_EXCLUSIONS: dict[str, str] = {}
+JIT_EXCLUSIONS: dict[str, str] = {}
+HUB_EXCLUSIONS: dict[str, str] = {}
+SPARSE_EXCLUSIONS: dict[str, str] = {}
+DISTRIBUTIONS_EXCLUSIONS: dict[str, str] = {}
+EINOPS_MODULE = "mininn.einops"  # where einops' names are answered for mininn tensors
+EINOPS_EXCLUSIONS: dict[str, str] = {}
+TORCHVISION_MODELS_EXCLUSIONS: dict[str, str] = {}
+TORCHVISION_OPS_EXCLUSIONS: dict[str, str] = {}
+TORCHVISION_TRANSFORMS_EXCLUSIONS: dict[str, str] = {}
 
 _JIT_NAMES = (
     "AliasDb Argument ArgumentSpec Block BufferDict CallStack Capsule Code CompilationUnit "
@@ -131,6 +144,23 @@ class Namespace:
     rules: tuple[tuple[str, str], ...] = field(default=())
 
 
+def _module_has(module: str) -> Callable[[str], bool]:
+    """Whether mininn's ``module`` (imported on first use; absent -> nothing) has a name."""
+
+    def has(name: str) -> bool:
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            return False
+        for part in name.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                return False
+        return True
+
+    return has
+
+
 NAMESPACES: tuple[Namespace, ...] = (
     Namespace("torch.nn.modules.__all__", _torch_names.NN_MODULES,
               lambda n: hasattr(mininn.nn, n), NN_MODULE_EXCLUSIONS),
@@ -140,6 +170,22 @@ NAMESPACES: tuple[Namespace, ...] = (
               lambda n: hasattr(mininn.nn.utils, n), NN_UTILS_EXCLUSIONS),
     Namespace("torch", _torch_names.TORCH, lambda n: hasattr(mininn, n), {}, complete=False,
               rules=TORCH_RULES),
+    Namespace("torch.utils.data", _torch_names.UTILS_DATA, _module_has("mininn.utils.data"),
+              UTILS_DATA_EXCLUSIONS, complete=False),
+    Namespace("torch.jit", _torch_names.JIT, _module_has("mininn.jit"), JIT_EXCLUSIONS, complete=False),
+    Namespace("torch.hub", _torch_names.HUB, _module_has("mininn.hub"), HUB_EXCLUSIONS, complete=False),
+    Namespace("torch.sparse", _torch_names.SPARSE, _module_has("mininn.sparse"), SPARSE_EXCLUSIONS,
+              complete=False),
+    Namespace("torch.distributions", _torch_names.DISTRIBUTIONS, _module_has("mininn.distributions"),
+              DISTRIBUTIONS_EXCLUSIONS, complete=False),
+    Namespace("einops (on mininn tensors)", _torch_names.EINOPS, _module_has(EINOPS_MODULE),
+              EINOPS_EXCLUSIONS, complete=False),
+    Namespace("torchvision.models", _torch_names.TORCHVISION_MODELS, _module_has("mininn.vision.models"),
+              TORCHVISION_MODELS_EXCLUSIONS, complete=False),
+    Namespace("torchvision.ops", _torch_names.TORCHVISION_OPS, _module_has("mininn.vision.ops"),
+              TORCHVISION_OPS_EXCLUSIONS, complete=False),
+    Namespace("torchvision.transforms", _torch_names.TORCHVISION_TRANSFORMS,
+              _module_has("mininn.vision.transforms"), TORCHVISION_TRANSFORMS_EXCLUSIONS, complete=False),
 )
 
 

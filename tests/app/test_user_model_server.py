@@ -100,6 +100,20 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"x": _image((5, 3))(rng)},
     ),
+    Case(
+        "einops-vit",
+        "einops_vit",
+        {"module": "model.py:ViT", "init": {"num_classes": 4},
+         "inputs": [{"name": "img", "datatype": "FP32", "shape": [-1, 3, 8, 8]}]},
+        lambda rng: {"img": _image((2, 3, 8, 8))(rng)},
+    ),
+    Case(
+        "custom-function",
+        "custom_function",
+        {"module": "model.py:SwishQuantMLP", "init": {"d_hidden": 12},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 6]}]},
+        lambda rng: {"x": _image((4, 6))(rng)},
+    ),
     Case(  # `from torch.utils.data import Dataset, DataLoader` and a Dataset beside the model
         "dataset-beside",
         "dataset_beside",
@@ -290,8 +304,17 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
-                                              ("dataset-beside", "encoder"), ("jit-helpers", "blocks.1")])
+CAPTURES = [  # (model, module): one captured layer per case that shows something new
+    ("cnn", "stage1"),
+    ("gpt", "blocks.0.attn"),
+    ("einops-vit", "to_patch_embedding.0"),
+    ("custom-function", "body.3"),
+    ("dataset-beside", "encoder"),
+    ("jit-helpers", "blocks.1"),
+]
+
+
+@pytest.mark.parametrize(("name", "module"), CAPTURES)
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
