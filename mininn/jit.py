@@ -47,8 +47,12 @@ __all__ = [
     "Final",
     "Future",
     "ScriptModule",
+    "ScriptWarning",
     "TorchScriptError",
+    "TracerWarning",
+    "TracingCheckError",
     "annotate",
+    "enable_onednn_fusion",
     "export",
     "fork",
     "freeze",
@@ -59,12 +63,14 @@ __all__ = [
     "is_tracing",
     "isinstance",
     "load",
+    "onednn_fusion_enabled",
     "optimize_for_inference",
     "optimized_execution",
     "save",
     "script",
     "script_if_tracing",
     "script_method",
+    "set_fusion_strategy",
     "trace",
     "trace_module",
     "unused",
@@ -83,6 +89,18 @@ class Error(Exception):
 
 class TorchScriptError(RuntimeError):
     """A TorchScript archive was asked for (``jit.load``/``jit.save``): mininn runs Python code only."""
+
+
+class TracerWarning(Warning):
+    """torch's warning about code a trace cannot follow; model files filter it. mininn never traces."""
+
+
+class ScriptWarning(Warning):
+    """torch's warning from the TorchScript compiler; never issued by mininn."""
+
+
+class TracingCheckError(Exception):
+    """torch's error when a trace's check run disagrees; never raised by mininn, which runs code eagerly."""
 
 
 # -- decorators that mark code for the TorchScript compiler: here the code runs as it is ---------------
@@ -274,6 +292,35 @@ def optimized_execution(should_optimize: bool) -> Iterator[None]:
 def fuser(name: str) -> Iterator[None]:
     """A context that changes nothing (it picks TorchScript's kernel fuser)."""
     yield
+
+
+_fusion_strategy: list[tuple[str, int]] = [("STATIC", 2), ("DYNAMIC", 10)]
+_onednn_fusion = False
+
+
+def set_fusion_strategy(strategy: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Record TorchScript's fusion strategy (nothing is compiled here) and return the previous one.
+
+    Raises:
+        ValueError: a kind other than ``"STATIC"`` or ``"DYNAMIC"`` (torch's message).
+    """
+    global _fusion_strategy
+    for kind, _ in strategy:
+        if kind not in ("STATIC", "DYNAMIC"):
+            raise ValueError(f"FusionBehavior only supported 'STATIC' or 'DYNAMIC', got: {kind}")
+    previous, _fusion_strategy = _fusion_strategy, list(strategy)
+    return previous
+
+
+def enable_onednn_fusion(enabled: bool) -> None:
+    """Record whether TorchScript should fuse with oneDNN (nothing is compiled here)."""
+    global _onednn_fusion
+    _onednn_fusion = bool(enabled)
+
+
+def onednn_fusion_enabled() -> bool:
+    """What ``enable_onednn_fusion`` last recorded (``False`` at first, as in torch)."""
+    return _onednn_fusion
 
 
 # -- asynchronous calls, run at once ---------------------------------------------------------------------

@@ -328,3 +328,29 @@ def test_model_code_uses_torch_jit_as_mininn_jit(tmp_path: Path) -> None:
     module = load_code(tmp_path, "model.py")
     net = module.Net()
     assert net(mininn.ones(2, 3)).shape == (2, 3) and net.describe() == "net"
+
+
+def test_warning_and_error_classes_have_torchs_bases() -> None:
+    for name in ("TracerWarning", "ScriptWarning", "TracingCheckError", "Error"):
+        ours, theirs = getattr(mjit, name), getattr(torch.jit, name)
+        assert [b.__name__ for b in ours.__mro__[1:]] == [b.__name__ for b in theirs.__mro__[1:]], name
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=mjit.TracerWarning)  # as export scripts write it
+
+
+def test_fusion_settings_are_recorded_and_returned_as_torchs() -> None:
+    saved = torch.jit.set_fusion_strategy([("STATIC", 2), ("DYNAMIC", 10)])
+    ours_saved = mjit.set_fusion_strategy([("STATIC", 2), ("DYNAMIC", 10)])
+    try:
+        for strategy in ([("STATIC", 3)], [("DYNAMIC", 1)], [("BOGUS", 1)]):
+            assert outcome(lambda s=strategy: mjit.set_fusion_strategy(s)) == outcome(
+                lambda s=strategy: torch.jit.set_fusion_strategy(s))
+    finally:
+        torch.jit.set_fusion_strategy(saved)
+        mjit.set_fusion_strategy(ours_saved)
+    assert mjit.onednn_fusion_enabled() is torch.jit.onednn_fusion_enabled() is False
+    mjit.enable_onednn_fusion(True)
+    try:
+        assert mjit.onednn_fusion_enabled() is True
+    finally:
+        mjit.enable_onednn_fusion(False)
