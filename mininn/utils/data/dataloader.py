@@ -18,7 +18,6 @@ and have no further effect.
 
 from __future__ import annotations
 
-import multiprocessing
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
@@ -222,6 +221,8 @@ def _checked_context(context: Any, num_workers: int) -> Any:
             f"but got num_workers={num_workers}"
         )
     if isinstance(context, str):
+        import multiprocessing  # only here: it costs import time that every `import mininn` would pay
+
         methods = multiprocessing.get_all_start_methods()
         if context not in methods:
             raise ValueError(
