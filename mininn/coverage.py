@@ -59,8 +59,37 @@ NN_UTILS_EXCLUSIONS: dict[str, str] = {
 }
 
 # The namespaces around the layers (issue 30): what model files import beside torch.nn.
-UTILS_DATA_EXCLUSIONS: dict[str, str] = {}
-JIT_EXCLUSIONS: dict[str, str] = {}
+_DATAPIPES = "DataPipes (torchdata's graph API, deprecated in torch); model files use Dataset/DataLoader"
+UTILS_DATA_EXCLUSIONS: dict[str, str] = {
+    "DFIterDataPipe": _DATAPIPES,
+    "DataChunk": _DATAPIPES,
+    "IterDataPipe": _DATAPIPES,
+    "MapDataPipe": _DATAPIPES,
+    "argument_validation": _DATAPIPES,
+    "functional_datapipe": _DATAPIPES,
+    "guaranteed_datapipes_determinism": _DATAPIPES,
+    "non_deterministic": _DATAPIPES,
+    "runtime_validation": _DATAPIPES,
+    "runtime_validation_disabled": _DATAPIPES,
+}
+_COMPILED = "compiled TorchScript objects; jit.script/trace return the eager code itself, so none exist"
+_ARCHIVES = "TorchScript and flatbuffer archives; save a state dict and serve it with model.py instead"
+JIT_EXCLUSIONS: dict[str, str] = {
+    "CompilationUnit": _COMPILED,
+    "ONNXTracedModule": _COMPILED,
+    "RecursiveScriptClass": _COMPILED,
+    "RecursiveScriptModule": _COMPILED,
+    "ScriptFunction": _COMPILED,
+    "TopLevelTracedModule": _COMPILED,
+    "TracedModule": _COMPILED,
+    "export_opnames": "lists a scripted module's operators for mobile builds; nothing is scripted",
+    "jit_module_from_flatbuffer": _ARCHIVES,
+    "save_jit_module_to_flatbuffer": _ARCHIVES,
+    "last_executed_optimized_graph": "TorchScript's executor graph; mininn has no graphs to show",
+    "run_frozen_optimizations": "graph passes on a frozen ScriptModule; nothing is compiled",
+    "set_module": "TorchScript's internal helper that renames a class's module",
+    "strict_fusion": "asserts fusion inside scripted code; nothing is compiled or fused",
+}
 HUB_EXCLUSIONS: dict[str, str] = {}
 SPARSE_EXCLUSIONS: dict[str, str] = {}
 DISTRIBUTIONS_EXCLUSIONS: dict[str, str] = {}

@@ -114,6 +114,20 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 6]}]},
         lambda rng: {"x": _image((4, 6))(rng)},
     ),
+    Case(  # `from torch.utils.data import Dataset, DataLoader` and a Dataset beside the model
+        "dataset-beside",
+        "dataset_beside",
+        {"module": "model.py:WindowForecaster", "init": {"channels": 3, "hidden": 16},
+         "inputs": [{"name": "window", "datatype": "FP32", "shape": [-1, 3, 16]}]},
+        lambda rng: {"window": _image((4, 3, 16))(rng)},
+    ),
+    Case(  # @torch.jit.script helpers in forward, a @torch.jit.ignore'd method, torch.jit.Final
+        "jit-helpers",
+        "jit_helpers",
+        {"module": "model.py:ResidualMLP", "init": {"in_features": 8, "num_classes": 4},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 8]}]},
+        lambda rng: {"x": _image((5, 8))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -295,6 +309,8 @@ CAPTURES = [  # (model, module): one captured layer per case that shows somethin
     ("gpt", "blocks.0.attn"),
     ("einops-vit", "to_patch_embedding.0"),
     ("custom-function", "body.3"),
+    ("dataset-beside", "encoder"),
+    ("jit-helpers", "blocks.1"),
 ]
 
 
@@ -410,6 +426,13 @@ BROKEN = {
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        raise ValueError('no config for this size')\n",
         "model.py:7 in __init__: ValueError: no config for this size",
+    ),
+    "downloads-weights": (
+        "import torch\nfrom torch.hub import load_state_dict_from_url\n\n\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 4)\n"
+        "        self.load_state_dict(load_state_dict_from_url('https://example.org/net-1a2b3c4d.pth'))\n",
+        "model.py:9 in __init__: DownloadRefusedError: https://example.org/net-1a2b3c4d.pth is not in the "
+        "hub cache",
     ),
     "raises-at-warm-up": (
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
