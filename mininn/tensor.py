@@ -455,7 +455,11 @@ class Tensor(TensorCore):
     tile = S.tile
     movedim = S.movedim
     contiguous = S.contiguous
-    split = J.split
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
+        return J.split(self, split_size, dim)
+
     chunk = J.chunk
     unbind = J.unbind
     gather = I.gather

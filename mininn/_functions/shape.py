@@ -96,6 +96,15 @@ def shape_args(args: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(a) for a in args)
 
 
+def sizes_or_keyword(fn: str, name: str, args: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
+    """``*args``, or torch's keyword spelling of them (``x.reshape(shape=(2, 3))``); never both."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    return (value,)
+
+
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -117,9 +126,9 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
-def reshape(input: Any, *shape: Any) -> Any:
+def reshape(input: Any, *sizes: Any, shape: Any = None) -> Any:
     """The same elements in a new shape (one dim may be -1)."""
-    target = _infer_shape(shape_args(shape), input._data.size)
+    target = _infer_shape(shape_args(sizes_or_keyword("reshape", "shape", sizes, shape)), input._data.size)
     if target == input._data.shape:
         return _alias(input)
     return Reshape.apply(input, target)
@@ -130,7 +139,9 @@ def _alias(input: Any) -> Any:
     return Reshape.apply(input, input._data.shape)
 
 
-view = reshape
+def view(input: Any, *sizes: Any, size: Any = None) -> Any:
+    """``reshape`` (torch's ``view(*size)`` / ``view(size=...)``)."""
+    return reshape(input, *sizes_or_keyword("view", "size", sizes, size))
 
 
 def view_as(input: Any, other: Any) -> Any:
@@ -141,9 +152,9 @@ def view_as(input: Any, other: Any) -> Any:
 reshape_as = view_as
 
 
-def permute(input: Any, *dims: Any) -> Any:
+def permute(input: Any, *sizes: Any, dims: Any = None) -> Any:
     """Reorder the dimensions."""
-    dims = shape_args(dims)
+    dims = shape_args(sizes_or_keyword("permute", "dims", sizes, dims))
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(
@@ -230,9 +241,9 @@ def squeeze(input: Any, dim: Any = None) -> Any:
     return reshape(input, tuple(s for i, s in enumerate(shape) if not (i in axes and s == 1)))
 
 
-def expand(input: Any, *sizes: Any) -> Any:
-    """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
-    sizes = shape_args(sizes)
+def expand(input: Any, *sizes: Any, size: Any = None, implicit: bool = False) -> Any:
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim); ``implicit`` is torch-internal."""
+    sizes = shape_args(sizes_or_keyword("expand", "size", sizes, size))
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
@@ -268,14 +279,14 @@ def expand_as(input: Any, other: Any) -> Any:
     return expand(input, other._data.shape)
 
 
-def broadcast_to(input: Any, shape: Any) -> Any:
-    """``input.expand(shape)``."""
-    return expand(input, shape)
+def broadcast_to(input: Any, *sizes: Any, size: Any = None) -> Any:
+    """``input.expand(size)``."""
+    return expand(input, *sizes_or_keyword("broadcast_to", "size", sizes, size))
 
 
-def flip(input: Any, *dims: Any) -> Any:
+def flip(input: Any, *sizes: Any, dims: Any = None) -> Any:
     """Reverse the order of elements along ``dims``."""
-    dims = shape_args(dims)
+    dims = shape_args(sizes_or_keyword("flip", "dims", sizes, dims))
     axes = tuple(wrap_dim(d, input._data.ndim) for d in dims)
     for i, d in enumerate(axes):
         if d in axes[:i]:
@@ -284,8 +295,8 @@ def flip(input: Any, *dims: Any) -> Any:
 
 
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
-    """Shift elements cyclically along ``dims`` (the flattened tensor when None)."""
-    if dims is None:
+    """Shift elements cyclically along ``dims`` (the flattened tensor when None or empty)."""
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):
         return reshape(Roll.apply(flatten(input), shifts, 0), input._data.shape)
     n_shifts = 1 if isinstance(shifts, int) else len(shifts)
     n_dims = 1 if isinstance(dims, int) else len(dims)
@@ -299,9 +310,9 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
     return Roll.apply(input, tuple(int(s) for s in shifts), axes)
 
 
-def repeat(input: Any, *sizes: Any) -> Any:
+def repeat(input: Any, *sizes: Any, repeats: Any = None) -> Any:
     """Tile the tensor ``sizes[i]`` times along each dim (leading new dims allowed)."""
-    reps = shape_args(sizes)
+    reps = shape_args(sizes_or_keyword("repeat", "repeats", sizes, repeats))
     if len(reps) < input._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "
@@ -310,9 +321,9 @@ def repeat(input: Any, *sizes: Any) -> Any:
     return Repeat.apply(input, reps)
 
 
-def tile(input: Any, *dims: Any) -> Any:
+def tile(input: Any, *sizes: Any, dims: Any = None) -> Any:
     """Like ``repeat``, padding ``dims`` with leading 1s when it is shorter."""
-    reps = shape_args(dims)
+    reps = shape_args(sizes_or_keyword("tile", "dims", sizes, dims))
     reps = (1,) * (input._data.ndim - len(reps)) + reps
     return Repeat.apply(input, reps)
 
