@@ -15,6 +15,7 @@ from mininn._backend import array_module, as_device, to_device
 from mininn._functions._util import torch_type_name
 from mininn._functions.inplace import check_leaf, write
 from mininn._functions.shape import shape_args
+from mininn._layout import check_dense
 from mininn._tensor_core import Size, TensorCore
 from mininn.autograd.function import wrap
 
@@ -116,9 +117,9 @@ def get_rng_state() -> dict[str, Any]:
     return default_generator.get_state()
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
+def set_rng_state(new_state: dict[str, Any]) -> None:
     """Restore the global generator's state."""
-    default_generator.set_state(state)
+    default_generator.set_state(new_state)
 
 
 def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -134,22 +135,6 @@ def _sizes(fn: str, args: tuple[Any, ...], size: Any) -> tuple[int, ...]:
     if args:
         raise TypeError(f"{fn}() got multiple values for argument 'size'")
     return _size((size,))
-
-
-def check_dense(layout: Any = None, pin_memory: bool | None = False) -> None:
-    """Refuse what mininn cannot make: a layout other than torch's dense ``strided``, pinned memory.
-
-    ``layout=torch.strided`` and ``pin_memory=False`` are what mininn does anyway, so they pass.
-    """
-    if layout is not None and str(layout) not in ("torch.strided", "strided"):
-        raise NotImplementedError(
-            f"layout={layout} is not supported: mininn's tensors are dense (layout=torch.strided)"
-        )
-    if pin_memory:
-        raise RuntimeError(
-            "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
-            "allocator is available on this system."
-        )
 
 
 def _float_dtype(dtype: Any) -> _dtype.dtype:
@@ -613,10 +598,10 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
 
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool | None = None) -> Tensor:
     """A tensor from ``obj``, sharing memory with a tensor or NumPy array unless a copy is needed or asked."""
     if copy:
-        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+        return tensor(obj, dtype=dtype, device=device, requires_grad=bool(requires_grad))
     out = as_tensor(obj, dtype=dtype, device=device)
     return out.requires_grad_(requires_grad) if requires_grad else out
 

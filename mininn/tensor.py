@@ -314,7 +314,11 @@ class Tensor(TensorCore):
     clamp = E.clamp
     clip = E.clip
     masked_fill = E.masked_fill
-    where = E.where
+
+    def where(self, condition: Tensor, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, else ``other`` (``torch.where(condition, self, other)``)."""
+        return E.where(condition, self, other)
+
     matmul = L.matmul
     mm = L.mm
     bmm = L.bmm

@@ -430,13 +430,14 @@ class AsStrided(ArrayFunction):
         return out.reshape(shape), None
 
 
-def as_strided(input: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0) -> Any:
+def as_strided(input: Any, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Any:
     """Elements of the (contiguous) ``input`` at ``storage_offset + sum(i_k * stride[k])`` for each index of
     ``size``."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
-    offsets = np.full(size, storage_offset, np.int64)
+    offsets = np.full(size, storage_offset or 0, np.int64)
     for axis, (n, step) in enumerate(zip(size, stride)):  # one broadcast add per dim
         view = [1] * len(size)
         view[axis] = n

@@ -93,6 +93,6 @@ SHAPE_INPLACE: dict[str, Callable[..., Any]] = {
     name: _shape_inplace(op, name)
     for name, op in {
         "unsqueeze_": S.unsqueeze, "squeeze_": S.squeeze, "t_": S.t, "transpose_": S.transpose,
-        "swapdims_": S.transpose, "swapaxes_": S.transpose,
+        "swapdims_": S.transpose, "swapaxes_": S.swapaxes,
     }.items()
 }

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import legacy_type_name, unbroadcast, wrap_dim
+from mininn._layout import contiguous_format
 from mininn.autograd.function import ArrayFunction, Context
 
 
@@ -179,7 +180,9 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:
     return Permute.apply(input, tuple(perm))
 
 
-swapaxes = transpose
+def swapaxes(input: Any, axis0: int, axis1: int) -> Any:
+    """``transpose`` (NumPy's name and argument names)."""
+    return transpose(input, axis0, axis1)
 
 
 def t(input: Any) -> Any:
@@ -231,8 +234,12 @@ def unsqueeze(input: Any, dim: int) -> Any:
     return reshape(input, shape[:d] + (1,) + shape[d:])
 
 
-def squeeze(input: Any, dim: Any = None) -> Any:
-    """Drop size-1 dims (only those in ``dim`` when given)."""
+def squeeze(input: Any, *dims: Any, dim: Any = None) -> Any:
+    """Drop size-1 dims (only those in ``dim`` when given; ``x.squeeze(0, 2)`` too)."""
+    if dims:
+        if dim is not None:
+            raise TypeError("squeeze() got multiple values for argument 'dim'")
+        dim = dims[0] if len(dims) == 1 else dims
     shape = input._data.shape
     if dim is None:
         return reshape(input, tuple(s for s in shape if s != 1))
@@ -339,6 +346,6 @@ def movedim(input: Any, source: Any, destination: Any) -> Any:
     return Permute.apply(input, tuple(order))
 
 
-def contiguous(input: Any, memory_format: Any = None) -> Any:
+def contiguous(input: Any, memory_format: Any = contiguous_format) -> Any:
     """``input`` itself: mininn tensors need no stride bookkeeping."""
     return input

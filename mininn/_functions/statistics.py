@@ -158,14 +158,14 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     return out.squeeze(0) if qs.ndim == 0 else out
 
 
-def var_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def var_mean(input: Any, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Any, Any]:
     """``(var, mean)`` over ``dim``."""
     return (R.var(input, dim, unbiased, keepdim, correction=correction),
             R.mean(input, None if isinstance(dim, bool) else dim, keepdim))
 
 
-def std_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def std_mean(input: Any, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Any, Any]:
     """``(std, mean)`` over ``dim``."""
     return (R.std(input, dim, unbiased, keepdim, correction=correction),

@@ -251,11 +251,18 @@ def _has(sig: inspect.Signature, kind: Any) -> bool:
     return any(p.kind == kind for p in sig.parameters.values())
 
 
+def _unqualified(value: Any) -> str:
+    """``torch.strided`` and ``mininn.strided`` both as ``strided``."""
+    return str(value).removeprefix("torch.").removeprefix("mininn.")
+
+
 def _same_default(want: Any, got: Any) -> bool:
     if want is UNKNOWN:
         return True
+    if isinstance(want, (tuple, list)) and not want:  # torch's schemas spell "not given" []
+        return got is None or got == want
     if isinstance(want, Expr) or not isinstance(want, (type(None), bool, int, float, str, tuple, list)):
-        return str(want).removeprefix("torch.") == str(got).removeprefix("mininn.")
+        return _unqualified(want) == _unqualified(got)
     if isinstance(want, bool) or isinstance(got, bool):
         return type(want) is type(got) and want == got
     if isinstance(want, (tuple, list)):
