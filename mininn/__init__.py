@@ -176,6 +176,7 @@ from mininn._functions.elementwise import (
     pow,
     remainder,
     sub,
+    subtract,
     true_divide,
     where,
 )
@@ -473,7 +474,6 @@ long = int64
 int = int32  # noqa: A001 - torch's alias
 short = int16
 absolute = abs
-subtract = sub
 multiply = mul
 divide = div
 negative = neg

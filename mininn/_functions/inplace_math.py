@@ -57,7 +57,7 @@ _OPS: dict[str, Callable[..., Any]] = {
     "atan2_": TR.atan2, "arctan2_": TR.atan2, "hypot_": TR.hypot, "fmod_": TR.fmod, "xlogy_": TR.xlogy,
     "copysign_": TR.copysign, "remainder_": E.remainder, "floor_divide_": E.floor_divide,
     "gcd_": TR.gcd, "lcm_": TR.lcm, "ldexp_": TR.ldexp, "lgamma_": TR.lgamma, "digamma_": TR.digamma,
-    "true_divide_": E.div, "divide_": E.div, "multiply_": E.mul, "subtract_": E.sub,
+    "true_divide_": E.div, "divide_": E.div, "multiply_": E.mul, "subtract_": E.subtract,
     "clamp_min_": PW.clamp_min, "clamp_max_": PW.clamp_max,
     # comparisons and logic (the result in self's dtype)
     "eq_": E.eq, "ne_": E.ne, "lt_": E.lt, "le_": E.le, "gt_": E.gt, "ge_": E.ge,

@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import legacy_type_name, unbroadcast, wrap_dim
+from mininn import _dtype
+from mininn._backend import array_module, device_of
+from mininn._functions._util import TORCH_TYPE_NAMES, legacy_type_name, torch_type_name, unbroadcast, wrap_dim
 from mininn._layout import contiguous_format
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
 class Reshape(ArrayFunction):
@@ -140,9 +142,33 @@ def _alias(input: Any) -> Any:
     return Reshape.apply(input, input._data.shape)
 
 
-def view(input: Any, *sizes: Any, size: Any = None) -> Any:
-    """``reshape`` (torch's ``view(*size)`` / ``view(size=...)``)."""
-    return reshape(input, *sizes_or_keyword("view", "size", sizes, size))
+def view(input: Any, *sizes: Any, size: Any = None, dtype: Any = None) -> Any:
+    """``reshape`` (``view(*size)``, ``view(size=...)``), or the same bytes read as ``dtype``
+    (``view(mininn.int32)``, ``view(dtype=...)``: the last dim scales with the element size)."""
+    if dtype is None and len(sizes) == 1 and isinstance(sizes[0], _dtype.dtype):
+        sizes, dtype = (), sizes[0]
+    if dtype is None:
+        return reshape(input, *sizes_or_keyword("view", "size", sizes, size))
+    if sizes or size is not None:
+        raise TypeError("view() takes a size or a dtype, not both")
+    return _view_as_dtype(input, _dtype.as_dtype(dtype))
+
+
+def _view_as_dtype(input: Any, dt: Any) -> Any:
+    """torch's ``view(dtype)``: the bytes read as ``dt``, outside the graph unless ``dt`` is the same."""
+    a = input._data
+    if dt.np == a.dtype:
+        return _alias(input)
+    have, want = a.dtype.itemsize, dt.np.itemsize
+    names = f"{torch_type_name(a.dtype)} as {TORCH_TYPE_NAMES[dt.name]}"
+    if have != want and a.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {names} (different element sizes)")
+    if want > have and a.shape[-1] % (want // have):
+        raise RuntimeError(
+            f"self.size(-1) must be divisible by {want // have} to view {names} (different element "
+            f"sizes), but got {a.shape[-1]}"
+        )
+    return wrap(array_module(device_of(a)).ascontiguousarray(a).view(dt.np))
 
 
 def view_as(input: Any, other: Any) -> Any:

@@ -21,8 +21,8 @@ keyword on scalar-first overloads (``torch.pow(self=2, exponent=x)``) are not AP
 model files use, so overloads naming ``self`` are dropped where another overload names
 ``input``; a function whose only overload names ``self`` takes it as ``input``
 (``torch.numel(input=x)``); ``STUB_FIXES`` lists the few stub entries that disagree with
-what torch's argument parser accepts. Torch-private parameters (``_use_new_zipfile_...``)
-are not compared.
+what torch's argument parser accepts. Torch-private parameters (``_stacklevel``,
+``_use_new_zipfile_serialization``) are compared only where mininn has a parameter there.
 
 What mininn does not match on purpose is in ``EXCEPTIONS``, one reason each.
 """
@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import mininn
@@ -76,8 +77,12 @@ EXCEPTIONS: dict[tuple[str, str, str], str] = {
     ("torch", "save", "pickle_protocol"): "mininn writes tensors and plain containers, never pickles",
 }
 
-# stub entries that torch's argument parser contradicts (each checked in test_stub_fixes_are_torchs)
+REQUIRED = "<required>"
+# stub entries that torch's argument parser contradicts (each checked in test_stub_fixes_are_torchs):
+# a new name, None (positional only) or REQUIRED (the stub gives a default the parser does not)
 STUB_FIXES: dict[tuple[str, str], dict[str, str | None]] = {
+    ("torch", "linspace"): {"steps": REQUIRED},  # linspace(0, 1): "received an invalid combination"
+    ("torch", "logspace"): {"steps": REQUIRED},
     ("Tensor", "requires_grad_"): {"mode": "requires_grad"},  # x.requires_grad_(requires_grad=True)
     ("Tensor", "uniform_"): {"from_": None},  # the parser's name is `from`, no keyword can spell it
     ("Tensor", "random_"): {"from_": None},
@@ -195,6 +200,8 @@ def _apply_fixes(space: str, name: str, sigs: list[inspect.Signature]) -> list[i
         for p in s.parameters.values():
             if p.name in fixes and fixes[p.name] is None:
                 p = p.replace(kind=P.POSITIONAL_ONLY) if p.kind in POSITIONAL else p
+            elif p.name in fixes and fixes[p.name] == REQUIRED:
+                p = p.replace(default=P.empty)
             elif p.name in fixes:
                 p = p.replace(name=fixes[p.name])
             params.append(p)
@@ -275,7 +282,8 @@ def _overload_problems(s: inspect.Signature, mine: inspect.Signature,
     mine_pos = _positional(mine)
     var_pos, var_kw = _has(mine, P.VAR_POSITIONAL), _has(mine, P.VAR_KEYWORD)
     for i, p in enumerate(_positional(s)):
-        if i >= len(mine_pos) and not var_pos:
+        private = p.name.startswith("_")  # torch-private (``_stacklevel``): compared where mininn has it
+        if i >= len(mine_pos) and not var_pos and not private:
             yield p.name, f"torch takes `{p.name}` as positional argument {i}; mininn takes {len(mine_pos)}"
         elif i < len(mine_pos) and mine_pos[i].name not in names_at[i] and p.kind == P.POSITIONAL_OR_KEYWORD:
             yield p.name, f"positional argument {i} is `{p.name}` in torch, `{mine_pos[i].name}` in mininn"
@@ -283,9 +291,9 @@ def _overload_problems(s: inspect.Signature, mine: inspect.Signature,
         yield "*", "torch takes any number of positional arguments here; mininn does not"
     for p in s.parameters.values():
         q = mine.parameters.get(p.name)
-        if p.kind in NAMED and not var_kw and (q is None or q.kind not in NAMED):
+        if p.kind in NAMED and not var_kw and (q is None or q.kind not in NAMED) and p.name[0] != "_":
             yield p.name, f"keyword `{p.name}` is not accepted"
-    args = [None for p in _positional(s) if p.default is P.empty]
+    args = [None for p in _positional(s) if p.default is P.empty]  # (private ones have defaults)
     kwargs = {p.name: None for p in s.parameters.values()
               if p.kind == P.KEYWORD_ONLY and p.default is P.empty}
     try:
@@ -297,14 +305,12 @@ def _overload_problems(s: inspect.Signature, mine: inspect.Signature,
 
 def _without(theirs: list[inspect.Signature], mine: inspect.Signature,
              skip: set[str]) -> tuple[list[inspect.Signature], set[str]]:
-    """torch's overloads less private and excepted parameters that mininn lacks (and the
-    overloads that require one), with the excepted names that were dropped."""
+    """torch's overloads less the excepted parameters that mininn lacks (and less the overloads
+    that require one), with the excepted names that were dropped."""
     kept, dropped = [], set()
     for s in theirs:
         params = []
         for p in s.parameters.values():
-            if p.name.startswith("_"):
-                continue
             if p.name in skip and p.name not in mine.parameters:
                 dropped.add(p.name)
                 if p.default is P.empty and p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD):
@@ -375,3 +381,175 @@ def test_torch_signature_is_found_for_every_shared_name() -> None:
     _, _, unknown = _result()
     assert unknown == NO_TORCH_SIGNATURE
     assert sum(1 for space in SPACES for _ in shared_names(space)) > 900
+
+
+# ---- the stub-reading rules, against torch's argument parser ------------------------------
+def _raises_type_error(call: Any) -> bool:
+    try:
+        call()
+    except TypeError:
+        return True
+    return False
+
+
+def test_stub_fixes_are_torchs() -> None:
+    x = torch.zeros(3)
+    assert not _raises_type_error(lambda: torch.ones(2).requires_grad_(requires_grad=True))
+    assert _raises_type_error(lambda: torch.ones(2).requires_grad_(mode=True))
+    assert _raises_type_error(lambda: x.uniform_(from_=0.0, to=1.0))
+    assert _raises_type_error(lambda: x.random_(from_=0, to=3))
+    assert not _raises_type_error(lambda: x.uniform_(0.0, to=1.0))
+    assert _raises_type_error(lambda: torch.from_numpy(ndarray=np.zeros(2)))
+    assert _raises_type_error(lambda: torch.linspace(0, 1))
+    assert _raises_type_error(lambda: torch.logspace(0, 1))
+
+
+def test_a_lone_self_is_input_and_self_overloads_beside_input_are_deprecated_or_scalar_first() -> None:
+    x = torch.ones(3)
+    assert torch.numel(input=x) == 3  # the stub says numel(self)
+    assert _raises_type_error(lambda: torch.numel(self=x))
+    with pytest.warns(UserWarning, match="This overload of add is deprecated"):
+        torch.add(x, 2, x)  # add(self, alpha, other)
+    assert torch.pow(self=2, exponent=x).tolist() == [2.0, 2.0, 2.0]  # scalar first, named self
+
+
+# ---- the keyword calls model files make, against torch's results ---------------------------
+def _same(got: Any, want: Any) -> None:
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+        return
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7
+
+
+def _both() -> tuple[Any, Any]:
+    return mininn.tensor(DATA), torch.tensor(DATA)
+
+
+CALLS = {
+    "zeros(size=)": lambda m, x: m.zeros(size=(2, 3)),
+    "ones(size=, dtype=)": lambda m, x: m.ones(size=[2, 3], dtype=m.float64),
+    "full(size=, fill_value=)": lambda m, x: m.full(size=(2,), fill_value=1.5, layout=m.strided),
+    "zeros_like(input=)": lambda m, x: m.zeros_like(input=x, dtype=m.int64, pin_memory=False),
+    "ones_like(memory_format=)": lambda m, x: m.ones_like(x, memory_format=m.preserve_format),
+    "full_like(input=, fill_value=)": lambda m, x: m.full_like(input=x, fill_value=2.0),
+    "empty(size=).shape": lambda m, x: m.zeros(len(m.empty(size=(2, 5)).shape)),
+    "new_zeros(size=)": lambda m, x: x.new_zeros(size=(2, 2)),
+    "new_ones(*size)": lambda m, x: x.new_ones(2, 3),
+    "arange(end=)": lambda m, x: m.arange(start=1, end=7, step=2),
+    "split(split_size=, dim=)": lambda m, x: x.split(split_size=2, dim=2),
+    "torch.split(split_size_or_sections=)": lambda m, x: m.split(x, split_size_or_sections=[1, 2], dim=1),
+    "cat(tensors=, dim=)": lambda m, x: m.cat(tensors=[x, x], dim=1),
+    "stack(tensors=, dim=)": lambda m, x: m.stack(tensors=(x, x), dim=0),
+    "tensor_split(sections=)": lambda m, x: m.tensor_split(x, sections=3, dim=2),
+    "tensor_split(indices=)": lambda m, x: x.tensor_split(indices=[1, 3], dim=2),
+    "hsplit(indices=)": lambda m, x: m.hsplit(x, indices=[1]),
+    "x.hsplit(*indices)": lambda m, x: x.hsplit(1, 2),
+    "reshape(shape=)": lambda m, x: x.reshape(shape=(4, 6)),
+    "torch.reshape(input=, shape=)": lambda m, x: m.reshape(input=x, shape=(-1,)),
+    "view(size=)": lambda m, x: x.view(size=(6, 4)),
+    "view(dtype=)": lambda m, x: x.view(dtype=m.int32),
+    "view(dtype)": lambda m, x: x.view(m.float16),
+    "permute(dims=)": lambda m, x: x.permute(dims=(2, 0, 1)),
+    "torch.permute(input=, dims=)": lambda m, x: m.permute(input=x, dims=[1, 0, 2]),
+    "flip(dims=)": lambda m, x: x.flip(dims=(0, 2)),
+    "repeat(repeats=)": lambda m, x: x.repeat(repeats=(1, 2, 1)),
+    "tile(dims=)": lambda m, x: m.tile(x, dims=(2,)),
+    "expand(size=)": lambda m, x: x[:1].expand(size=(3, 3, 4)),
+    "broadcast_to(size=)": lambda m, x: m.broadcast_to(x, size=(2, 2, 3, 4)),
+    "squeeze(*dims)": lambda m, x: x[:1, :, :1].squeeze(0, 2),
+    "count_nonzero(*dims)": lambda m, x: x.count_nonzero(0, 2),
+    "swapaxes(axis0=, axis1=)": lambda m, x: m.swapaxes(x, axis0=0, axis1=2),
+    "max(other=)": lambda m, x: m.max(x, other=x.flip(0)),
+    "x.min(other=)": lambda m, x: x.min(other=x.flip(0)),
+    "x.where(condition, other)": lambda m, x: x.where(x > 0, -x),
+    "dot(tensor=)": lambda m, x: m.dot(x[0, 0], tensor=x[1, 0]),
+    "sort(stable=)": lambda m, x: m.sort(x.round(), dim=1, stable=True),
+    "det(input=)": lambda m, x: m.det(input=x.double()[:, :3, :3] + 10 * m.eye(3, dtype=m.float64)),
+    "var(unbiased=)": lambda m, x: x.var(dim=1, unbiased=False),
+    "nan_to_num(nan=None)": lambda m, x: m.nan_to_num(x.log(), nan=None),
+    "gather(sparse_grad=)": lambda m, x: m.gather(x, 2, m.zeros(2, 3, 1, dtype=m.int64), sparse_grad=False),
+    "contiguous(memory_format=)": lambda m, x: x.contiguous(memory_format=m.contiguous_format),
+    "clone(memory_format=)": lambda m, x: m.clone(x, memory_format=m.preserve_format),
+    "F.interpolate(input=, scale_factor=)": lambda m, x: m.nn.functional.interpolate(
+        input=x, scale_factor=2, mode="nearest"),
+    "F.softmax(input=, dim=, dtype=)": lambda m, x: m.nn.functional.softmax(input=x, dim=-1, dtype=m.float64),
+    "F.pad(input=, pad=)": lambda m, x: m.nn.functional.pad(input=x, pad=(1, 1), mode="constant", value=0.5),
+    "torch.exp_(input=)": lambda m, x: m.exp_(input=x.clone() / 10),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_keyword_call_equals_torchs(name: str) -> None:
+    x, t = _both()
+    _same(CALLS[name](mininn, x), CALLS[name](torch, t))
+
+
+@pytest.mark.parametrize("factory", ["rand", "randn"])
+def test_generator_keyword_of_random_like_draws_from_that_generator(factory: str) -> None:
+    x = mininn.zeros(3, 4)
+    a = getattr(mininn, f"{factory}_like")(input=x, generator=mininn.Generator().manual_seed(7))
+    b = getattr(mininn, factory)(size=(3, 4), generator=mininn.Generator().manual_seed(7))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_size_given_twice_is_torchs_type_error() -> None:
+    with pytest.raises(TypeError) as want:
+        torch.zeros(2, size=(3,))
+    with pytest.raises(TypeError) as got:
+        mininn.zeros(2, size=(3,))
+    assert str(got.value) == str(want.value)
+    with pytest.raises(TypeError, match="reshape\\(\\) got multiple values for argument 'shape'"):
+        mininn.zeros(6).reshape(2, 3, shape=(3, 2))
+
+
+def test_layout_other_than_strided_is_refused_and_changes_nothing() -> None:
+    with pytest.raises(NotImplementedError, match="layout=torch.sparse_coo is not supported"):
+        mininn.zeros(2, layout=torch.sparse_coo)
+    with pytest.raises(NotImplementedError, match="layout=torch.sparse_csr is not supported"):
+        mininn.ones_like(mininn.zeros(2), layout=torch.sparse_csr)
+    assert mininn.zeros(2, layout=torch.strided).tolist() == [0.0, 0.0]  # torch's own strided passes
+
+
+def test_pin_memory_true_fails_as_in_torch_on_the_cpu() -> None:
+    with pytest.raises(RuntimeError) as want:
+        torch.zeros(2, pin_memory=True)
+    with pytest.raises(RuntimeError) as got:
+        mininn.zeros(2, pin_memory=True)
+    assert str(got.value) == str(want.value)
+
+
+def test_is_contiguous_in_another_memory_format_is_refused() -> None:
+    x = mininn.zeros(1, 2, 3, 3)
+    assert x.is_contiguous() and x.is_contiguous(memory_format=mininn.contiguous_format)
+    with pytest.raises(NotImplementedError, match="channels_last"):
+        x.is_contiguous(memory_format=mininn.channels_last)
+
+
+def test_stable_is_keyword_only_as_in_torch() -> None:
+    assert _raises_type_error(lambda: torch.sort(torch.zeros(3), 0, False, True))
+    assert _raises_type_error(lambda: mininn.sort(mininn.zeros(3), 0, False, True))
+
+
+def test_max_with_both_dim_and_other_is_refused() -> None:
+    x = mininn.zeros(3)
+    with pytest.raises(TypeError, match="either dim"):
+        mininn.max(x, 0, other=x)
+
+
+def test_view_as_a_wider_dtype_needs_a_divisible_last_dim_as_in_torch() -> None:
+    with pytest.raises(RuntimeError) as want:
+        torch.zeros(2, 3).view(torch.float64)
+    with pytest.raises(RuntimeError) as got:
+        mininn.zeros(2, 3).view(mininn.float64)
+    assert str(got.value) == str(want.value)
+
+
+def test_tensor_split_takes_one_of_its_spellings() -> None:
+    with pytest.raises(TypeError, match="exactly one of sections, indices"):
+        mininn.tensor_split(mininn.zeros(4), sections=2, indices=[1])
