@@ -100,6 +100,14 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"x": _image((5, 3))(rng)},
     ),
+    Case(
+        "keywords",
+        "keywords",
+        {"module": "model.py:KeywordNet", "init": {"channels": 6, "num_classes": 3},
+         "inputs": [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 8, 8]}],
+         "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 3]}]},
+        lambda rng: {"image": _image((2, 3, 8, 8))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -276,7 +284,8 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn")])
+@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
+                                             ("keywords", "mixer")])
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))

@@ -150,10 +150,6 @@ def _from_stub(fn: ast.FunctionDef, method: bool) -> inspect.Signature:
     return inspect.Signature(params[1:] if method else params)
 
 
-def _names(sig: inspect.Signature) -> set[str]:
-    return set(sig.parameters)
-
-
 def _clean_stub_overloads(sigs: list[inspect.Signature]) -> list[inspect.Signature]:
     """Drop ``self``-naming overloads beside ``input`` ones; a lone ``self`` is ``input``."""
     plain = [s for s in sigs if "self" not in s.parameters]
