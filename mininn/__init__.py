@@ -176,6 +176,7 @@ from mininn._functions.elementwise import (
     pow,
     remainder,
     sub,
+    subtract,
     true_divide,
     where,
 )
@@ -261,6 +262,7 @@ from mininn._functions.legacy import (
     typename,
 )
 from mininn._functions.linalg import bmm, dot, einsum, matmul, mm, outer
+from mininn._functions.linalg_aliases import det, inverse, matrix_power, slogdet
 from mininn._functions.matrix import (
     diag,
     diag_embed,
@@ -344,14 +346,10 @@ from mininn._functions.solvers import cholesky_deprecated as cholesky
 from mininn._functions.solvers import (
     cholesky_inverse,
     cholesky_solve,
-    det,
     logdet,
-    matrix_power,
     pinverse,
-    slogdet,
     triangular_solve,
 )
-from mininn._functions.solvers import inv as inverse
 from mininn._functions.solvers import svd_v as svd
 from mininn._functions.sorting import argsort, cumsum, sort, topk
 from mininn._functions.statistics import (
@@ -452,6 +450,15 @@ from mininn._functions.windows import (
     hann_window,
     kaiser_window,
 )
+from mininn._layout import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from mininn._typeinfo import can_cast, finfo, iinfo, promote_types, result_type
 from mininn.amp import autocast, is_autocast_enabled
 from mininn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -472,7 +479,6 @@ long = int64
 int = int32  # noqa: A001 - torch's alias
 short = int16
 absolute = abs
-subtract = sub
 multiply = mul
 divide = div
 negative = neg
@@ -500,8 +506,8 @@ def numel(input: Tensor) -> "int":  # noqa: UP037
     return input.numel()
 
 
-def clone(input: Tensor) -> Tensor:
-    """A copy of ``input`` that stays in the graph."""
+def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+    """A copy of ``input`` that stays in the graph (``memory_format`` only orders strides in torch)."""
     return input.clone()
 
 
@@ -988,6 +994,13 @@ __all__ = [
     "xlogy",
     "xlogy_",
     "zero_",
+    "layout",
+    "strided",
+    "memory_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
 ]
 
 __version__ = "0.1.0"

@@ -128,6 +128,14 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 8]}]},
         lambda rng: {"x": _image((5, 8))(rng)},
     ),
+    Case(
+        "keywords",
+        "keywords",
+        {"module": "model.py:KeywordNet", "init": {"channels": 6, "num_classes": 3},
+         "inputs": [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 8, 8]}],
+         "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 3]}]},
+        lambda rng: {"image": _image((2, 3, 8, 8))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -311,6 +319,7 @@ CAPTURES = [  # (model, module): one captured layer per case that shows somethin
     ("custom-function", "body.3"),
     ("dataset-beside", "encoder"),
     ("jit-helpers", "blocks.1"),
+    ("keywords", "mixer"),
 ]
 
 
