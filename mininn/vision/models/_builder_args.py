@@ -3,13 +3,59 @@
 ``weights=None`` (and the legacy ``pretrained=False``) builds a randomly initialised
 model, as torchvision's builders do. Pretrained weights would need a download, which
 mininn never does: any other value fails with a message that says how to load them.
+The weights enums (``MobileNet_V2_Weights``, ...) exist so that model files importing
+them load; their members name torchvision's weights and hold nothing else.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from enum import Enum
+from typing import Any, NoReturn
 
-__all__ = ["refuse_weights"]
+__all__ = ["WeightsEnum", "weights_enum", "refuse_weights"]
+
+
+def _no_download(what: str) -> NoReturn:
+    raise RuntimeError(
+        f"{what}: mininn does not download pretrained weights. Build the model with weights=None and load "
+        f"the weights' state dict instead: upload it with the model (PUT /v2/models/<name>/state_dict) or "
+        f"call model.load_state_dict(state_dict)."
+    )
+
+
+class WeightsEnum(Enum):
+    """The names of a builder's pretrained weights in torchvision (``DEFAULT`` is an alias of one)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def get_state_dict(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Always raises: the weights would have to be downloaded."""
+        _no_download(f"{self!r}.get_state_dict()")
+
+    @property
+    def url(self) -> NoReturn:
+        """Always raises: mininn keeps no download addresses."""
+        _no_download(f"{self!r}.url")
+
+    @property
+    def meta(self) -> NoReturn:
+        """Always raises: mininn keeps no metadata of pretrained weights."""
+        _no_download(f"{self!r}.meta")
+
+    @property
+    def transforms(self) -> NoReturn:
+        """Always raises: mininn keeps no preprocessing presets of pretrained weights."""
+        raise RuntimeError(
+            f"{self!r}.transforms: mininn keeps no preprocessing presets of pretrained weights; compose "
+            f"the preprocessing from torchvision.transforms (Resize, CenterCrop, ToTensor, Normalize)."
+        )
+
+
+def weights_enum(name: str, members: list[str], default: str, module: str) -> type[WeightsEnum]:
+    """A :class:`WeightsEnum` called ``name`` (in ``module``): ``members``, and ``DEFAULT`` as ``default``."""
+    pairs = [(m, m) for m in members] + [("DEFAULT", default)]
+    return WeightsEnum(name, pairs, module=module)  # type: ignore[return-value]
 
 
 def refuse_weights(builder: str, weights: Any, kwargs: dict[str, Any]) -> None:

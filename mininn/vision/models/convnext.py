@@ -14,11 +14,15 @@ from typing import Any
 import mininn
 from mininn import Tensor, nn
 from mininn.nn import functional as F
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.ops.misc import Conv2dNormActivation, Permute
 from mininn.vision.ops.stochastic_depth import StochasticDepth
 
 __all__ = [
+    "ConvNeXt_Base_Weights",
+    "ConvNeXt_Large_Weights",
+    "ConvNeXt_Small_Weights",
+    "ConvNeXt_Tiny_Weights",
     "ConvNeXt",
     "CNBlock",
     "CNBlockConfig",
@@ -218,3 +222,10 @@ def convnext_base(*, weights: Any = None, progress: bool = True, **kwargs: Any) 
 def convnext_large(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ConvNeXt:
     """ConvNeXt-Large with random weights; as :func:`convnext_tiny`."""
     return _convnext("convnext_large", weights, kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+ConvNeXt_Base_Weights = weights_enum("ConvNeXt_Base_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+ConvNeXt_Large_Weights = weights_enum("ConvNeXt_Large_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+ConvNeXt_Small_Weights = weights_enum("ConvNeXt_Small_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+ConvNeXt_Tiny_Weights = weights_enum("ConvNeXt_Tiny_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)

@@ -16,13 +16,24 @@ from typing import Any
 
 import mininn
 from mininn import Tensor, nn
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.models._channels import make_divisible
 from mininn.vision.models.mobilenetv2 import init_mobile_weights
 from mininn.vision.ops.misc import Conv2dNormActivation, SqueezeExcitation
 from mininn.vision.ops.stochastic_depth import StochasticDepth
 
 __all__ = [
+    "EfficientNet_B0_Weights",
+    "EfficientNet_B1_Weights",
+    "EfficientNet_B2_Weights",
+    "EfficientNet_B3_Weights",
+    "EfficientNet_B4_Weights",
+    "EfficientNet_B5_Weights",
+    "EfficientNet_B6_Weights",
+    "EfficientNet_B7_Weights",
+    "EfficientNet_V2_L_Weights",
+    "EfficientNet_V2_M_Weights",
+    "EfficientNet_V2_S_Weights",
     "EfficientNet",
     "MBConv",
     "FusedMBConv",
@@ -468,3 +479,39 @@ def efficientnet_v2_m(*, weights: Any = None, progress: bool = True, **kwargs: A
 def efficientnet_v2_l(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> EfficientNet:
     """EfficientNetV2-L with random weights; as :func:`efficientnet_v2_s`."""
     return _build_v2("efficientnet_v2_l", weights, kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+EfficientNet_B0_Weights = weights_enum(
+    "EfficientNet_B0_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_B1_Weights = weights_enum(
+    "EfficientNet_B1_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+EfficientNet_B2_Weights = weights_enum(
+    "EfficientNet_B2_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_B3_Weights = weights_enum(
+    "EfficientNet_B3_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_B4_Weights = weights_enum(
+    "EfficientNet_B4_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_B5_Weights = weights_enum(
+    "EfficientNet_B5_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_B6_Weights = weights_enum(
+    "EfficientNet_B6_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_B7_Weights = weights_enum(
+    "EfficientNet_B7_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_V2_L_Weights = weights_enum(
+    "EfficientNet_V2_L_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_V2_M_Weights = weights_enum(
+    "EfficientNet_V2_M_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)
+EfficientNet_V2_S_Weights = weights_enum(
+    "EfficientNet_V2_S_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)

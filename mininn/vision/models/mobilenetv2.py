@@ -12,11 +12,11 @@ from typing import Any
 
 import mininn
 from mininn import Tensor, nn
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.models._channels import make_divisible
 from mininn.vision.ops.misc import Conv2dNormActivation
 
-__all__ = ["MobileNetV2", "InvertedResidual", "mobilenet_v2", "init_mobile_weights"]
+__all__ = ["MobileNet_V2_Weights", "MobileNetV2", "InvertedResidual", "mobilenet_v2", "init_mobile_weights"]
 
 # t (expansion), c (output channels), n (blocks), s (first block's stride)
 _DEFAULT_SETTING = [
@@ -198,3 +198,9 @@ def mobilenet_v2(*, weights: Any = None, progress: bool = True, **kwargs: Any) -
     """
     refuse_weights("mobilenet_v2", weights, kwargs)
     return MobileNetV2(**kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+MobileNet_V2_Weights = weights_enum(
+    "MobileNet_V2_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)

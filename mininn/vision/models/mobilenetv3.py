@@ -13,13 +13,15 @@ from typing import Any
 
 import mininn
 from mininn import Tensor, nn
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.models._channels import make_divisible
 from mininn.vision.models.mobilenetv2 import init_mobile_weights
 from mininn.vision.ops.misc import Conv2dNormActivation
 from mininn.vision.ops.misc import SqueezeExcitation as SElayer
 
 __all__ = [
+    "MobileNet_V3_Large_Weights",
+    "MobileNet_V3_Small_Weights",
     "MobileNetV3",
     "InvertedResidual",
     "InvertedResidualConfig",
@@ -306,3 +308,12 @@ def mobilenet_v3_small(*, weights: Any = None, progress: bool = True, **kwargs: 
         ValueError: ``weights`` is not None (mininn does not download weights).
     """
     return _mobilenet_v3("mobilenet_v3_small", weights, kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+MobileNet_V3_Large_Weights = weights_enum(
+    "MobileNet_V3_Large_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+MobileNet_V3_Small_Weights = weights_enum(
+    "MobileNet_V3_Small_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__
+)

@@ -16,11 +16,26 @@ from typing import Any
 import numpy as np
 
 from mininn import Tensor, nn
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.models._channels import make_divisible
 from mininn.vision.ops.misc import Conv2dNormActivation, SqueezeExcitation
 
 __all__ = [
+    "RegNet_X_16GF_Weights",
+    "RegNet_X_1_6GF_Weights",
+    "RegNet_X_32GF_Weights",
+    "RegNet_X_3_2GF_Weights",
+    "RegNet_X_400MF_Weights",
+    "RegNet_X_800MF_Weights",
+    "RegNet_X_8GF_Weights",
+    "RegNet_Y_128GF_Weights",
+    "RegNet_Y_16GF_Weights",
+    "RegNet_Y_1_6GF_Weights",
+    "RegNet_Y_32GF_Weights",
+    "RegNet_Y_3_2GF_Weights",
+    "RegNet_Y_400MF_Weights",
+    "RegNet_Y_800MF_Weights",
+    "RegNet_Y_8GF_Weights",
     "RegNet",
     "BlockParams",
     "SimpleStemIN",
@@ -443,3 +458,60 @@ def regnet_x_16gf(*, weights: Any = None, progress: bool = True, **kwargs: Any) 
 def regnet_x_32gf(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> RegNet:
     """RegNetX-32GF with random weights; as :func:`regnet_y_400mf`."""
     return _regnet("regnet_x_32gf", weights, kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+RegNet_X_16GF_Weights = weights_enum(
+    "RegNet_X_16GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_X_1_6GF_Weights = weights_enum(
+    "RegNet_X_1_6GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_X_32GF_Weights = weights_enum(
+    "RegNet_X_32GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_X_3_2GF_Weights = weights_enum(
+    "RegNet_X_3_2GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_X_400MF_Weights = weights_enum(
+    "RegNet_X_400MF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_X_800MF_Weights = weights_enum(
+    "RegNet_X_800MF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_X_8GF_Weights = weights_enum(
+    "RegNet_X_8GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_Y_128GF_Weights = weights_enum(
+    "RegNet_Y_128GF_Weights",
+    ["IMAGENET1K_SWAG_E2E_V1", "IMAGENET1K_SWAG_LINEAR_V1"],
+    "IMAGENET1K_SWAG_E2E_V1",
+    __name__,
+)
+RegNet_Y_16GF_Weights = weights_enum(
+    "RegNet_Y_16GF_Weights",
+    ["IMAGENET1K_V1", "IMAGENET1K_V2", "IMAGENET1K_SWAG_E2E_V1", "IMAGENET1K_SWAG_LINEAR_V1"],
+    "IMAGENET1K_V2",
+    __name__,
+)
+RegNet_Y_1_6GF_Weights = weights_enum(
+    "RegNet_Y_1_6GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_Y_32GF_Weights = weights_enum(
+    "RegNet_Y_32GF_Weights",
+    ["IMAGENET1K_V1", "IMAGENET1K_V2", "IMAGENET1K_SWAG_E2E_V1", "IMAGENET1K_SWAG_LINEAR_V1"],
+    "IMAGENET1K_V2",
+    __name__,
+)
+RegNet_Y_3_2GF_Weights = weights_enum(
+    "RegNet_Y_3_2GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_Y_400MF_Weights = weights_enum(
+    "RegNet_Y_400MF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_Y_800MF_Weights = weights_enum(
+    "RegNet_Y_800MF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)
+RegNet_Y_8GF_Weights = weights_enum(
+    "RegNet_Y_8GF_Weights", ["IMAGENET1K_V1", "IMAGENET1K_V2"], "IMAGENET1K_V2", __name__
+)

@@ -16,11 +16,17 @@ from typing import Any
 import mininn
 from mininn import Tensor, nn
 from mininn.nn import functional as F
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.ops.misc import MLP, Permute
 from mininn.vision.ops.stochastic_depth import StochasticDepth
 
 __all__ = [
+    "Swin_B_Weights",
+    "Swin_S_Weights",
+    "Swin_T_Weights",
+    "Swin_V2_B_Weights",
+    "Swin_V2_S_Weights",
+    "Swin_V2_T_Weights",
     "SwinTransformer",
     "SwinTransformerBlock",
     "SwinTransformerBlockV2",
@@ -570,3 +576,12 @@ def swin_v2_s(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> S
 def swin_v2_b(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> SwinTransformer:
     """Swin V2-B with random weights (window 8); as :func:`swin_t`."""
     return _swin("swin_v2_b", weights, kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+Swin_B_Weights = weights_enum("Swin_B_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+Swin_S_Weights = weights_enum("Swin_S_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+Swin_T_Weights = weights_enum("Swin_T_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+Swin_V2_B_Weights = weights_enum("Swin_V2_B_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+Swin_V2_S_Weights = weights_enum("Swin_V2_S_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+Swin_V2_T_Weights = weights_enum("Swin_V2_T_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)

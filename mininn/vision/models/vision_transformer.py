@@ -15,10 +15,15 @@ from typing import Any, NamedTuple
 
 import mininn
 from mininn import Tensor, nn
-from mininn.vision.models._builder_args import refuse_weights
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 from mininn.vision.ops.misc import MLP, Conv2dNormActivation
 
 __all__ = [
+    "ViT_B_16_Weights",
+    "ViT_B_32_Weights",
+    "ViT_H_14_Weights",
+    "ViT_L_16_Weights",
+    "ViT_L_32_Weights",
     "VisionTransformer",
     "ConvStemConfig",
     "MLPBlock",
@@ -333,3 +338,26 @@ def vit_l_32(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> Vi
 def vit_h_14(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> VisionTransformer:
     """ViT-H/14 with random weights (632M parameters); as :func:`vit_b_16`."""
     return _vision_transformer("vit_h_14", weights, kwargs)
+
+
+# torchvision's names of pretrained weights (mininn holds none: see _builder_args)
+ViT_B_16_Weights = weights_enum(
+    "ViT_B_16_Weights",
+    ["IMAGENET1K_V1", "IMAGENET1K_SWAG_E2E_V1", "IMAGENET1K_SWAG_LINEAR_V1"],
+    "IMAGENET1K_V1",
+    __name__,
+)
+ViT_B_32_Weights = weights_enum("ViT_B_32_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
+ViT_H_14_Weights = weights_enum(
+    "ViT_H_14_Weights",
+    ["IMAGENET1K_SWAG_E2E_V1", "IMAGENET1K_SWAG_LINEAR_V1"],
+    "IMAGENET1K_SWAG_E2E_V1",
+    __name__,
+)
+ViT_L_16_Weights = weights_enum(
+    "ViT_L_16_Weights",
+    ["IMAGENET1K_V1", "IMAGENET1K_SWAG_E2E_V1", "IMAGENET1K_SWAG_LINEAR_V1"],
+    "IMAGENET1K_V1",
+    __name__,
+)
+ViT_L_32_Weights = weights_enum("ViT_L_32_Weights", ["IMAGENET1K_V1"], "IMAGENET1K_V1", __name__)
