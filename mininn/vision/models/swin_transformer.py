@@ -117,10 +117,10 @@ def _attention(
 ) -> tuple[Tensor, Tensor]:
     """Scaled dot-product (or, with ``logit_scale``, cosine) scores ``(B*nW, heads, N, N)`` and values."""
     c = x.shape[-1]
-    if logit_scale is not None and qkv_bias is not None:
-        qkv_bias = qkv_bias.clone()  # V2 has no key bias
+    if logit_scale is not None and qkv_bias is not None:  # V2 has no key bias
         length = qkv_bias.numel() // 3
-        qkv_bias[length : 2 * length].zero_()
+        key_bias = mininn.zeros_like(qkv_bias[length : 2 * length])
+        qkv_bias = mininn.cat([qkv_bias[:length], key_bias, qkv_bias[2 * length :]])
     qkv = F.linear(x, qkv_weight, qkv_bias)
     qkv = qkv.reshape(x.size(0), x.size(1), 3, num_heads, c // num_heads).permute(2, 0, 3, 1, 4)
     q, k, v = qkv[0], qkv[1], qkv[2]  # (B*nW, heads, N, C/heads)

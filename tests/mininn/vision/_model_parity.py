@@ -99,3 +99,36 @@ def assert_same_outputs(
     assert got.shape == expected.shape
     assert np.abs(expected).max() > 1e-3, "outputs too small to compare: the perturbation did not reach them"
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+
+
+def assert_same_gradients(
+    torch: Any,
+    torch_model: Any,
+    model: mininn.nn.Module,
+    shape: tuple[int, ...],
+    seed: int = 0,
+    rtol: float = 1e-4,
+) -> None:
+    """In training mode on the same perturbed weights, ``sum(output**2)`` gives both the same parameter grads.
+
+    Dropout and stochastic depth must be off (p=0) in both models: their masks are random. Use smooth
+    activations: at a kink of ReLU-like ones a float32 rounding difference flips a gradient.
+    """
+    state = perturbed_state(torch_model, seed)
+    torch_model.load_state_dict({key: torch.from_numpy(value) for key, value in state.items()})
+    model.load_state_dict({key: mininn.from_numpy(value.copy()) for key, value in state.items()})
+    torch_model.train()
+    model.train()
+    x = np.random.default_rng(seed + 1).standard_normal(shape).astype(np.float32)
+    (torch_model(torch.from_numpy(x)) ** 2).sum().backward()
+    (model(mininn.from_numpy(x)) ** 2).sum().backward()
+    theirs = dict(torch_model.named_parameters())
+    ours = dict(model.named_parameters())
+    assert list(ours) == list(theirs)
+    # biases that a training-mode norm follows get gradients of rounding size: compare on the global scale
+    scale = max(float(np.abs(p.grad.numpy()).max()) for p in theirs.values())
+    for name, parameter in ours.items():
+        expected = theirs[name].grad.numpy()
+        np.testing.assert_allclose(
+            parameter.grad.numpy(), expected, rtol=rtol, atol=rtol * scale, err_msg=name
+        )

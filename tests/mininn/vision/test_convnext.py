@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _model_parity import assert_same_outputs, cheap_init
+from _model_parity import assert_same_gradients, assert_same_outputs, cheap_init
 from _torchvision import import_torchvision
 
 import mininn
@@ -31,6 +31,16 @@ def test_small_configuration_outputs_equal_torchvision(monkeypatch: pytest.Monke
         )
     assert repr(ours) == repr(theirs)
     assert_same_outputs(torch, theirs, ours, (2, 3, 24, 20))
+
+
+def test_small_configuration_gradients_equal_torchvision() -> None:
+    torch.manual_seed(0)
+    tv = torchvision.models.convnext
+    theirs = tv.ConvNeXt([tv.CNBlockConfig(8, 16, 1), tv.CNBlockConfig(16, None, 2)], num_classes=3)
+    ours = convnext.ConvNeXt(
+        [convnext.CNBlockConfig(8, 16, 1), convnext.CNBlockConfig(16, None, 2)], num_classes=3
+    )
+    assert_same_gradients(torch, theirs, ours, (2, 3, 24, 20))
 
 
 def test_layer_norm_2d_normalises_channels_as_torchvisions() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _model_parity import assert_same_outputs, cheap_init
+from _model_parity import assert_same_gradients, assert_same_outputs, cheap_init
 from _torchvision import import_torchvision
 
 import mininn
@@ -21,6 +21,16 @@ def test_outputs_equal_torchvision_in_eval(name: str, monkeypatch: pytest.Monkey
     with cheap_init(monkeypatch):
         ours = getattr(efficientnet, name)(num_classes=10)
     assert_same_outputs(torch, theirs, ours, (2, 3, 64, 64))
+
+
+@pytest.mark.parametrize("name", ["efficientnet_b0", "efficientnet_v2_s"])
+def test_gradients_equal_torchvision_in_training(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.manual_seed(0)
+    kwargs = dict(num_classes=3, stochastic_depth_prob=0.0, dropout=0.0)
+    theirs = getattr(torchvision.models, name)(**kwargs)
+    with cheap_init(monkeypatch):
+        ours = getattr(efficientnet, name)(**kwargs)
+    assert_same_gradients(torch, theirs, ours, (4, 3, 64, 64), rtol=1e-3)
 
 
 def test_stochastic_depth_grows_with_block_index_as_torchvisions() -> None:

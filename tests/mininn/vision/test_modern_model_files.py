@@ -16,7 +16,7 @@ from _torchvision import import_torchvision
 import mininn
 from mininn.torch_alias import load_code
 
-MODEL_FILE = '''
+MODEL_FILE = """
 import torch
 import torch.nn as nn
 import torchvision
@@ -44,7 +44,7 @@ class Net(nn.Module):
         y = self.se(self.stem(self.block(self.backbone(x))))
         y = self.drop(y).mean(dim=(2, 3))
         return torch.cat([self.head(y), self.vit(x[:, :, :16, :16])], dim=1)
-'''
+"""
 
 
 def _load(tmp_path: Path, name: str) -> Path:
@@ -77,8 +77,11 @@ def test_torchvision_model_file_serves_torchs_outputs(tmp_path: Path) -> None:
 
 def test_asking_for_pretrained_weights_in_a_model_file_says_to_upload(tmp_path: Path) -> None:
     module = load_code(_load(tmp_path, "pretrained"), "model.py")
-    with pytest.raises(ValueError, match=r"efficientnet_b0\(weights=EfficientNet_B0_Weights.IMAGENET1K_V1\): "
-                                         r"mininn does not download"):
+    with pytest.raises(
+        ValueError,
+        match=r"efficientnet_b0\(weights=EfficientNet_B0_Weights.IMAGENET1K_V1\): "
+        r"mininn does not download",
+    ):
         module.Net(pretrained=True)
 
 
@@ -90,8 +93,11 @@ def test_weights_enums_name_torchvisions_weights() -> None:
 
     theirs = {n: getattr(torchvision.models, n) for n in dir(torchvision.models)}
     families = ("MobileNet_", "EfficientNet_", "RegNet_", "ConvNeXt_", "ViT_", "Swin_")
-    expected = {n: e for n, e in theirs.items()
-                if isinstance(e, type) and issubclass(e, WeightsEnum) and n.startswith(families)}
+    expected = {
+        n: e
+        for n, e in theirs.items()
+        if isinstance(e, type) and issubclass(e, WeightsEnum) and n.startswith(families)
+    }
     assert len(expected) == 44
     for name, enum in expected.items():
         mine = getattr(ours, name)

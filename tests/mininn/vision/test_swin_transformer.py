@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _model_parity import assert_same_outputs, cheap_init
+from _model_parity import assert_same_gradients, assert_same_outputs, cheap_init
 from _torchvision import import_torchvision
 
 import mininn
@@ -35,6 +35,22 @@ def test_small_configuration_outputs_equal_torchvision_with_padding(version: int
     assert repr(ours) == repr(theirs)
     # 36x44 -> 9x11 tokens: windows of 3 pad the width, patch merging pads the odd height
     assert_same_outputs(torch, theirs, ours, (2, 3, 36, 44))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_small_configuration_gradients_equal_torchvision(version: int) -> None:
+    torch.manual_seed(0)
+    kwargs = dict(SMALL, stochastic_depth_prob=0.0)
+    if version == 2:
+        theirs = tv_swin.SwinTransformer(
+            **kwargs, block=tv_swin.SwinTransformerBlockV2, downsample_layer=tv_swin.PatchMergingV2
+        )
+        ours = swin.SwinTransformer(
+            **kwargs, block=swin.SwinTransformerBlockV2, downsample_layer=swin.PatchMergingV2
+        )
+    else:
+        theirs, ours = tv_swin.SwinTransformer(**kwargs), swin.SwinTransformer(**kwargs)
+    assert_same_gradients(torch, theirs, ours, (2, 3, 36, 44))
 
 
 @pytest.mark.parametrize("shift", [[0, 0], [2, 1]])

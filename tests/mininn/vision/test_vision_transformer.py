@@ -6,7 +6,13 @@ from functools import partial
 
 import numpy as np
 import pytest
-from _model_parity import assert_same_outputs, cheap_init, structure, torchvision_on_meta
+from _model_parity import (
+    assert_same_gradients,
+    assert_same_outputs,
+    cheap_init,
+    structure,
+    torchvision_on_meta,
+)
 from _torchvision import import_torchvision
 
 import mininn
@@ -27,6 +33,12 @@ def test_small_configuration_outputs_equal_torchvision(extra: dict) -> None:
     ours = vit.VisionTransformer(**SMALL, **extra)
     assert repr(ours) == repr(theirs)
     assert_same_outputs(torch, theirs, ours, (3, 3, 32, 32))
+
+
+def test_small_configuration_gradients_equal_torchvision() -> None:
+    torch.manual_seed(0)
+    theirs, ours = tv_vit.VisionTransformer(**SMALL), vit.VisionTransformer(**SMALL)
+    assert_same_gradients(torch, theirs, ours, (3, 3, 32, 32))
 
 
 def test_convolutional_stem_outputs_equal_torchvision() -> None:
