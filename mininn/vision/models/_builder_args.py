@@ -9,6 +9,8 @@ them load; their members name torchvision's weights and hold nothing else.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from enum import Enum
 from typing import Any, NoReturn
 
@@ -59,7 +61,7 @@ def weights_enum(name: str, members: list[str], default: str, module: str) -> ty
 
 
 def refuse_weights(builder: str, weights: Any, kwargs: dict[str, Any]) -> None:
-    """Check a builder's ``weights`` and drop the legacy ``pretrained`` from ``kwargs``.
+    """Check a builder's ``weights``; drop a legacy ``pretrained`` from ``kwargs`` (warning as torchvision).
 
     Args:
         builder: the builder's name, e.g. ``"mobilenet_v2"``.
@@ -69,12 +71,44 @@ def refuse_weights(builder: str, weights: Any, kwargs: dict[str, Any]) -> None:
     Raises:
         ValueError: ``weights`` is not None, or ``pretrained`` is true.
     """
-    pretrained = kwargs.pop("pretrained", False)
-    if weights is None and not pretrained:
-        return
-    asked = f"weights={weights!r}" if weights is not None else f"pretrained={pretrained!r}"
+    if "pretrained" in kwargs:
+        pretrained = kwargs.pop("pretrained")
+        if weights is None:
+            _warn_legacy(pretrained)
+        if pretrained:
+            _refuse(builder, f"pretrained={pretrained!r}")
+    if weights is not None:
+        _refuse(builder, f"weights={weights!r}")
+
+
+def _refuse(builder: str, asked: str) -> NoReturn:
     raise ValueError(
         f"{builder}({asked}): mininn does not download pretrained weights. Build the model with "
-        f"{builder}(weights=None) and load the weights' state dict instead: upload it with the model "
-        f"(PUT /v2/models/<name>/state_dict) or call model.load_state_dict(state_dict)."
+        f"{builder}(weights=None) and load the weights as a state dict: save it where torchvision is "
+        f"installed (torch.save({builder}(weights=...).state_dict(), 'weights.pt')) and upload that file "
+        "(PUT /v2/models/<name>/state_dict), or call model.load_state_dict(...) on it."
     )
+
+
+def _warn_legacy(pretrained: Any) -> None:
+    """torchvision's deprecation warnings for ``pretrained=``, pointing at the builder's caller."""
+    stacklevel = _first_frame_outside_models()
+    warnings.warn(
+        "The parameter 'pretrained' is deprecated since 0.13 and may be removed in the future, "
+        "please use 'weights' instead.",
+        stacklevel=stacklevel,
+    )
+    if not pretrained:
+        warnings.warn(
+            "Arguments other than a weight enum or `None` for 'weights' are deprecated since 0.13 and "
+            "may be removed in the future. The current behavior is equivalent to passing `weights=None`.",
+            stacklevel=stacklevel,
+        )
+
+
+def _first_frame_outside_models() -> int:
+    """The ``stacklevel`` (for a warning raised by our caller) of the first frame outside these builders."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(__package__ or ""):
+        frame, level = frame.f_back, level + 1
+    return level

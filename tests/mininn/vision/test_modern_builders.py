@@ -7,8 +7,6 @@ torchvision 0.28's. Pretrained weights are refused with a message that says what
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 from _model_parity import cheap_init, structure, torchvision_on_meta
 from _torchvision import import_torchvision
@@ -106,14 +104,22 @@ def test_pretrained_weights_are_refused_with_what_to_do(name: str) -> None:
         builder(weights="DEFAULT")
     assert f"{name}(weights=None)" in str(info.value)
     assert "state_dict" in str(info.value)
-    with pytest.raises(ValueError, match=rf"^{name}\(pretrained=True\)"):
+    with (
+        pytest.raises(ValueError, match=rf"^{name}\(pretrained=True\)"),
+        pytest.warns(UserWarning, match="deprecated"),
+    ):
         builder(pretrained=True)
 
 
-def test_pretrained_false_builds_the_model_as_weights_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    with cheap_init(monkeypatch), warnings.catch_warnings():
-        warnings.simplefilter("error")
+def test_pretrained_false_builds_the_model_with_torchvisions_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.warns(UserWarning) as theirs:
+        torchvision_on_meta(torch, torchvision.models.mobilenet_v3_small, pretrained=False)
+    with cheap_init(monkeypatch), pytest.warns(UserWarning) as ours:
         model = models.mobilenet_v3_small(pretrained=False, num_classes=3)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+    assert {w.filename for w in ours} == {__file__}  # they point at the line that called the builder
     assert model.classifier[3].out_features == 3
 
 
