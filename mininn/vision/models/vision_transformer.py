@@ -25,6 +25,7 @@ __all__ = [
     "ViT_L_16_Weights",
     "ViT_L_32_Weights",
     "VisionTransformer",
+    "interpolate_embeddings",
     "ConvStemConfig",
     "MLPBlock",
     "EncoderBlock",
@@ -284,6 +285,46 @@ def _conv_stem(configs: list[ConvStemConfig], hidden_dim: int) -> nn.Sequential:
         "conv_last", nn.Conv2d(in_channels=prev_channels, out_channels=hidden_dim, kernel_size=1)
     )
     return seq_proj
+
+
+def interpolate_embeddings(
+    image_size: int,
+    patch_size: int,
+    model_state: OrderedDict[str, Tensor],
+    interpolation_mode: str = "bicubic",
+    reset_heads: bool = False,
+) -> OrderedDict[str, Tensor]:
+    """A ViT state dict whose ``encoder.pos_embedding`` fits ``image_size`` / ``patch_size``.
+
+    The patch positions are resized as a square grid (``interpolation_mode``, corners aligned);
+    the class token's embedding is kept. ``reset_heads`` drops the ``heads`` entries, but only
+    when the embedding was resized, as in torchvision.
+
+    Raises:
+        ValueError: the embedding's batch dimension is not 1, or its patches do not form a square.
+    """
+    pos_embedding = model_state["encoder.pos_embedding"]
+    n, seq_length, hidden_dim = pos_embedding.shape
+    if n != 1:
+        raise ValueError(f"Unexpected position embedding shape: {pos_embedding.shape}")
+    new_seq_length = (image_size // patch_size) ** 2 + 1
+    if new_seq_length == seq_length:
+        return model_state
+    seq_length, new_seq_length = seq_length - 1, new_seq_length - 1  # the patches, without the class token
+    side = int(math.sqrt(seq_length))
+    if side * side != seq_length:
+        raise ValueError(
+            f"seq_length is not a perfect square! Instead got seq_length_1d * seq_length_1d = {side * side} "
+            f"and seq_length = {seq_length}"
+        )
+    grid = pos_embedding[:, 1:, :].permute(0, 2, 1).reshape(1, hidden_dim, side, side)
+    new_side = image_size // patch_size
+    grid = nn.functional.interpolate(grid, size=new_side, mode=interpolation_mode, align_corners=True)
+    patches = grid.reshape(1, hidden_dim, new_seq_length).permute(0, 2, 1)  # (1, new_seq_length, hidden_dim)
+    model_state["encoder.pos_embedding"] = mininn.cat([pos_embedding[:, :1, :], patches], dim=1)
+    if reset_heads:
+        model_state = OrderedDict((k, v) for k, v in model_state.items() if not k.startswith("heads"))
+    return model_state
 
 
 # builder -> (patch_size, num_layers, num_heads, hidden_dim, mlp_dim)

@@ -14,6 +14,8 @@ from typing import Any
 import mininn
 from mininn import Tensor, nn
 
+interpolate = nn.functional.interpolate  # torchvision.ops.misc.interpolate
+
 __all__ = [
     "ConvNormActivation",
     "Conv2dNormActivation",

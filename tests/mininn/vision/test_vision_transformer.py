@@ -126,3 +126,29 @@ def test_wrong_inputs_raise_torchvisions_errors() -> None:
     bad = dict(SMALL, patch_size=7)
     assert _message(vit.VisionTransformer, **bad) == _message(tv_vit.VisionTransformer, **bad)
     assert _message(ours.encoder, mininn.zeros(2, 17))[0] is AssertionError
+
+
+@pytest.mark.parametrize(("image_size", "reset_heads"), [(48, False), (48, True), (32, True)])
+def test_interpolate_embeddings_equals_torchvisions(image_size: int, reset_heads: bool) -> None:
+    from collections import OrderedDict
+
+    theirs_state = tv_vit.VisionTransformer(**SMALL).state_dict()
+    ours_state = OrderedDict((k, mininn.from_numpy(v.numpy().copy())) for k, v in theirs_state.items())
+    expected = tv_vit.interpolate_embeddings(image_size, 8, theirs_state, reset_heads=reset_heads)
+    got = vit.interpolate_embeddings(image_size, 8, ours_state, reset_heads=reset_heads)
+    assert list(got) == list(expected)
+    for key in expected:
+        np.testing.assert_allclose(got[key].numpy(), expected[key].numpy(), rtol=1e-5, atol=1e-6)
+    bigger = vit.VisionTransformer(**dict(SMALL, image_size=image_size))
+    missing, unexpected = bigger.load_state_dict(got, strict=False)
+    assert unexpected == [] and set(missing) == (
+        {"heads.head.weight", "heads.head.bias"} if reset_heads and image_size != 32 else set()
+    )
+
+
+def test_interpolate_embeddings_rejects_what_torchvision_rejects() -> None:
+    state = {"encoder.pos_embedding": mininn.zeros(2, 5, 4)}
+    with pytest.raises(ValueError, match=r"^Unexpected position embedding shape"):
+        vit.interpolate_embeddings(32, 8, state)
+    with pytest.raises(ValueError, match=r"^seq_length is not a perfect square!"):
+        vit.interpolate_embeddings(32, 8, {"encoder.pos_embedding": mininn.zeros(1, 6, 4)})
