@@ -387,6 +387,22 @@ def _v2_setting(size: str) -> list[_MBConvConfig]:
     return [(FusedMBConvConfig if kind == "F" else MBConvConfig)(*row) for kind, *row in _V2_ROWS[size]]
 
 
+def _efficientnet_conf(arch: str, **kwargs: Any) -> tuple[list[_MBConvConfig], int | None]:
+    """torchvision's ``_efficientnet_conf``: the stages of ``arch`` and its head width (None: 4x the last).
+
+    ``efficientnet_b*`` needs ``width_mult`` and ``depth_mult`` in ``kwargs``.
+
+    Raises:
+        ValueError: an unknown ``arch``.
+    """
+    if arch.startswith("efficientnet_b"):
+        return _v1_setting(kwargs.pop("width_mult"), kwargs.pop("depth_mult")), None
+    for size in ("s", "m", "l"):
+        if arch.startswith(f"efficientnet_v2_{size}"):
+            return _v2_setting(size), 1280
+    raise ValueError(f"Unsupported model type {arch}")
+
+
 # builder -> (width_mult, depth_mult, default dropout, BatchNorm eps/momentum overrides)
 _V1 = {
     "efficientnet_b0": (1.0, 1.0, 0.2, {}),

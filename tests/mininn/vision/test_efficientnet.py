@@ -75,3 +75,19 @@ def test_bad_settings_raise_torchvisions_errors() -> None:
     assert _message(efficientnet.FusedMBConv, fused_ours, 0.0, mininn.nn.BatchNorm2d) == _message(
         tv.FusedMBConv, fused_theirs, 0.0, torch.nn.BatchNorm2d
     )
+
+
+@pytest.mark.parametrize(
+    ("arch", "kwargs"),
+    [("efficientnet_b3", {"width_mult": 1.2, "depth_mult": 1.4}), ("efficientnet_v2_m", {})],
+)
+def test_private_conf_helper_gives_torchvisions_stages(arch: str, kwargs: dict) -> None:
+    ours, ours_last = efficientnet._efficientnet_conf(arch, **kwargs)
+    theirs, theirs_last = torchvision.models.efficientnet._efficientnet_conf(arch, **kwargs)
+    assert ours_last == theirs_last
+    fields = ("expand_ratio", "kernel", "stride", "input_channels", "out_channels", "num_layers")
+    assert [[getattr(c, f) for f in fields] + [c.block.__name__] for c in ours] == [
+        [getattr(c, f) for f in fields] + [c.block.__name__] for c in theirs
+    ]
+    with pytest.raises(ValueError, match="^Unsupported model type efficientnet_x$"):
+        efficientnet._efficientnet_conf("efficientnet_x")
