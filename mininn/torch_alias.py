@@ -81,6 +81,13 @@ class _TorchAlias(ModuleType):
             return _alias(f"{self.__name__}.{attr}", value)
         return value
 
+    def __setattr__(self, attr: str, value: Any) -> None:
+        # ``torch.backends.cudnn.benchmark = True`` sets the flag on mininn's module, as it would on torch's
+        if attr.startswith("__") and attr.endswith("__"):
+            super().__setattr__(attr, value)
+        else:
+            setattr(self.__dict__["_target"], attr, value)
+
     def __dir__(self) -> list[str]:
         return dir(self.__dict__["_target"])
 
