@@ -93,7 +93,6 @@ JIT_EXCLUSIONS: dict[str, str] = {
 HUB_EXCLUSIONS: dict[str, str] = {}
 SPARSE_EXCLUSIONS: dict[str, str] = {}
 DISTRIBUTIONS_EXCLUSIONS: dict[str, str] = {}
-EINOPS_MODULE = "mininn.einops"  # where einops' names are answered for mininn tensors
 EINOPS_EXCLUSIONS: dict[str, str] = {}
 TORCHVISION_MODELS_EXCLUSIONS: dict[str, str] = {}
 TORCHVISION_OPS_EXCLUSIONS: dict[str, str] = {}
@@ -171,6 +170,7 @@ class Namespace:
     exclusions: Mapping[str, str]
     complete: bool = True
     rules: tuple[tuple[str, str], ...] = field(default=())
+    functional_counts: bool = False  # a name only in mininn.nn.functional counts ("in F")
 
 
 def _module_has(module: str) -> Callable[[str], bool]:
@@ -190,6 +190,18 @@ def _module_has(module: str) -> Callable[[str], bool]:
     return has
 
 
+def _einops_has(name: str) -> bool:
+    """einops' functions work on mininn tensors through mininn.einops' backend; its torch layers
+    are mininn.nn.einops_layers' modules."""
+    if name.startswith("layers.torch."):
+        return _module_has("mininn.nn.einops_layers")(name.rpartition(".")[2])
+    try:
+        import einops
+    except ImportError:
+        return False
+    return _module_has("mininn.einops")("MininnBackend") and hasattr(einops, name)
+
+
 NAMESPACES: tuple[Namespace, ...] = (
     Namespace("torch.nn.modules.__all__", _torch_names.NN_MODULES,
               lambda n: hasattr(mininn.nn, n), NN_MODULE_EXCLUSIONS),
@@ -198,7 +210,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("torch.nn.utils", _torch_names.NN_UTILS,
               lambda n: hasattr(mininn.nn.utils, n), NN_UTILS_EXCLUSIONS),
     Namespace("torch", _torch_names.TORCH, lambda n: hasattr(mininn, n), {}, complete=False,
-              rules=TORCH_RULES),
+              rules=TORCH_RULES, functional_counts=True),
     Namespace("torch.utils.data", _torch_names.UTILS_DATA, _module_has("mininn.utils.data"),
               UTILS_DATA_EXCLUSIONS, complete=False),
     Namespace("torch.jit", _torch_names.JIT, _module_has("mininn.jit"), JIT_EXCLUSIONS, complete=False),
@@ -207,7 +219,7 @@ NAMESPACES: tuple[Namespace, ...] = (
               complete=False),
     Namespace("torch.distributions", _torch_names.DISTRIBUTIONS, _module_has("mininn.distributions"),
               DISTRIBUTIONS_EXCLUSIONS, complete=False),
-    Namespace("einops (on mininn tensors)", _torch_names.EINOPS, _module_has(EINOPS_MODULE),
+    Namespace("einops (on mininn tensors)", _torch_names.EINOPS, _einops_has,
               EINOPS_EXCLUSIONS, complete=False),
     Namespace("torchvision.models", _torch_names.TORCHVISION_MODELS, _module_has("mininn.vision.models"),
               TORCHVISION_MODELS_EXCLUSIONS, complete=False),
@@ -226,7 +238,7 @@ def _row(ns: Namespace, name: str) -> Row:
     for pattern, reason in ns.rules:
         if re.search(pattern, name):
             return Row(name, "excluded", reason)
-    if not ns.complete and hasattr(mininn.nn.functional, name):
+    if ns.functional_counts and hasattr(mininn.nn.functional, name):
         return Row(name, "in F", f"available as mininn.nn.functional.{name}")
     return Row(name, "missing")
 
