@@ -1,3 +1,19 @@
 """torchvision.transforms on mininn."""
 
 __all__: list[str] = []
+
+# the basic transforms and their functional forms
+from mininn.vision.transforms import functional  # noqa: E402
+from mininn.vision.transforms.functional import InterpolationMode  # noqa: E402
+from mininn.vision.transforms.transforms import (  # noqa: E402
+    CenterCrop,
+    Compose,
+    ConvertImageDtype,
+    Lambda,
+    Normalize,
+    Resize,
+    ToTensor,
+)
+
+__all__ += ["functional", "InterpolationMode", "CenterCrop", "Compose", "ConvertImageDtype", "Lambda",
+            "Normalize", "Resize", "ToTensor"]
