@@ -9,9 +9,10 @@ the user's to upload, as a state dict, to the model built with ``weights=None``.
 from __future__ import annotations
 
 import warnings
+from enum import Enum
 from typing import Any
 
-__all__ = ["PretrainedWeightsError", "check_weights", "overwrite_named_param"]
+__all__ = ["PretrainedWeightsError", "check_weights", "overwrite_named_param", "weights_enum"]
 
 
 class PretrainedWeightsError(ValueError):
@@ -40,7 +41,8 @@ def check_weights(builder: str, weights: Any, kwargs: dict[str, Any]) -> None:
         if pretrained:
             raise PretrainedWeightsError(builder, f"pretrained={pretrained!r}")
     if weights is not None:
-        raise PretrainedWeightsError(builder, f"weights={weights!r}")
+        shown = str(weights) if isinstance(weights, Enum) else repr(weights)
+        raise PretrainedWeightsError(builder, f"weights={shown}")
 
 
 def _warn_legacy(pretrained: Any) -> None:
@@ -65,3 +67,12 @@ def overwrite_named_param(kwargs: dict[str, Any], param: str, new_value: Any) ->
                 f"The parameter '{param}' expected value {new_value} but got {kwargs[param]} instead.")
     else:
         kwargs[param] = new_value
+
+
+def weights_enum(name: str, *members: str, default: str = "IMAGENET1K_V1") -> type[Enum]:
+    """torchvision's weights enum ``name`` (``members`` and ``DEFAULT``), so that files naming it import.
+
+    Passing a member to a builder raises :class:`PretrainedWeightsError`.
+    """
+    values = [(member, member) for member in members] + [("DEFAULT", default)]
+    return Enum(name, values, module=__name__)  # type: ignore[return-value]

@@ -15,9 +15,16 @@ import mininn.nn.functional as F
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights
+from mininn.vision.models._no_download import check_weights, weights_enum
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201"]
+
+# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
+DenseNet121_Weights = weights_enum("DenseNet121_Weights", "IMAGENET1K_V1")
+DenseNet161_Weights = weights_enum("DenseNet161_Weights", "IMAGENET1K_V1")
+DenseNet169_Weights = weights_enum("DenseNet169_Weights", "IMAGENET1K_V1")
+DenseNet201_Weights = weights_enum("DenseNet201_Weights", "IMAGENET1K_V1")
+__all__ += ["DenseNet121_Weights", "DenseNet161_Weights", "DenseNet169_Weights", "DenseNet201_Weights"]
 
 
 class _DenseLayer(nn.Module):

@@ -15,7 +15,7 @@ import mininn
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights, overwrite_named_param
+from mininn.vision.models._no_download import check_weights, overwrite_named_param, weights_enum
 
 __all__ = [
     "ResNet",
@@ -32,6 +32,22 @@ __all__ = [
     "wide_resnet50_2",
     "wide_resnet101_2",
 ]
+
+# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
+_V1_V2 = ("IMAGENET1K_V1", "IMAGENET1K_V2")
+ResNet18_Weights = weights_enum("ResNet18_Weights", "IMAGENET1K_V1")
+ResNet34_Weights = weights_enum("ResNet34_Weights", "IMAGENET1K_V1")
+ResNet50_Weights = weights_enum("ResNet50_Weights", *_V1_V2, default="IMAGENET1K_V2")
+ResNet101_Weights = weights_enum("ResNet101_Weights", *_V1_V2, default="IMAGENET1K_V2")
+ResNet152_Weights = weights_enum("ResNet152_Weights", *_V1_V2, default="IMAGENET1K_V2")
+ResNeXt50_32X4D_Weights = weights_enum("ResNeXt50_32X4D_Weights", *_V1_V2, default="IMAGENET1K_V2")
+ResNeXt101_32X8D_Weights = weights_enum("ResNeXt101_32X8D_Weights", *_V1_V2, default="IMAGENET1K_V2")
+ResNeXt101_64X4D_Weights = weights_enum("ResNeXt101_64X4D_Weights", "IMAGENET1K_V1")
+Wide_ResNet50_2_Weights = weights_enum("Wide_ResNet50_2_Weights", *_V1_V2, default="IMAGENET1K_V2")
+Wide_ResNet101_2_Weights = weights_enum("Wide_ResNet101_2_Weights", *_V1_V2, default="IMAGENET1K_V2")
+__all__ += ["ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights", "ResNet101_Weights",
+            "ResNet152_Weights", "ResNeXt50_32X4D_Weights", "ResNeXt101_32X8D_Weights",
+            "ResNeXt101_64X4D_Weights", "Wide_ResNet50_2_Weights", "Wide_ResNet101_2_Weights"]
 
 NormLayer = Callable[..., nn.Module]
 

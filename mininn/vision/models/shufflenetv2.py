@@ -12,7 +12,7 @@ from typing import Any
 import mininn
 from mininn import nn
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights
+from mininn.vision.models._no_download import check_weights, weights_enum
 
 __all__ = [
     "ShuffleNetV2",
@@ -21,6 +21,14 @@ __all__ = [
     "shufflenet_v2_x1_5",
     "shufflenet_v2_x2_0",
 ]
+
+# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
+ShuffleNet_V2_X0_5_Weights = weights_enum("ShuffleNet_V2_X0_5_Weights", "IMAGENET1K_V1")
+ShuffleNet_V2_X1_0_Weights = weights_enum("ShuffleNet_V2_X1_0_Weights", "IMAGENET1K_V1")
+ShuffleNet_V2_X1_5_Weights = weights_enum("ShuffleNet_V2_X1_5_Weights", "IMAGENET1K_V1")
+ShuffleNet_V2_X2_0_Weights = weights_enum("ShuffleNet_V2_X2_0_Weights", "IMAGENET1K_V1")
+__all__ += ["ShuffleNet_V2_X0_5_Weights", "ShuffleNet_V2_X1_0_Weights", "ShuffleNet_V2_X1_5_Weights",
+            "ShuffleNet_V2_X2_0_Weights"]
 
 
 def channel_shuffle(x: Tensor, groups: int) -> Tensor:

@@ -12,9 +12,14 @@ import mininn
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights
+from mininn.vision.models._no_download import check_weights, weights_enum
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
+
+# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
+SqueezeNet1_0_Weights = weights_enum("SqueezeNet1_0_Weights", "IMAGENET1K_V1")
+SqueezeNet1_1_Weights = weights_enum("SqueezeNet1_1_Weights", "IMAGENET1K_V1")
+__all__ += ["SqueezeNet1_0_Weights", "SqueezeNet1_1_Weights"]
 
 
 class Fire(nn.Module):

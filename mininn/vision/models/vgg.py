@@ -12,7 +12,7 @@ import mininn
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights
+from mininn.vision.models._no_download import check_weights, weights_enum
 
 __all__ = [
     "VGG",
@@ -26,6 +26,18 @@ __all__ = [
     "vgg19",
     "vgg19_bn",
 ]
+
+# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
+VGG11_Weights = weights_enum("VGG11_Weights", "IMAGENET1K_V1")
+VGG11_BN_Weights = weights_enum("VGG11_BN_Weights", "IMAGENET1K_V1")
+VGG13_Weights = weights_enum("VGG13_Weights", "IMAGENET1K_V1")
+VGG13_BN_Weights = weights_enum("VGG13_BN_Weights", "IMAGENET1K_V1")
+VGG16_Weights = weights_enum("VGG16_Weights", "IMAGENET1K_V1", "IMAGENET1K_FEATURES")
+VGG16_BN_Weights = weights_enum("VGG16_BN_Weights", "IMAGENET1K_V1")
+VGG19_Weights = weights_enum("VGG19_Weights", "IMAGENET1K_V1")
+VGG19_BN_Weights = weights_enum("VGG19_BN_Weights", "IMAGENET1K_V1")
+__all__ += ["VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights", "VGG13_BN_Weights", "VGG16_Weights",
+            "VGG16_BN_Weights", "VGG19_Weights", "VGG19_BN_Weights"]
 
 # output channels of each 3x3 convolution; "M" a 2x2 max pool
 cfgs: dict[str, list[str | int]] = {

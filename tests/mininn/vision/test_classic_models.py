@@ -271,3 +271,14 @@ def test_every_name_is_exported_from_torchvision_models() -> None:
     for name in _iter_names():
         assert name in vision.models.__all__, name
         assert getattr(vision.models, name) is not None
+
+
+def test_weights_enums_have_torchvisions_members_and_builders_refuse_them() -> None:
+    enums = [n for n in vision.models.__all__ if n.endswith("_Weights")]
+    assert len(enums) == len(BUILDERS)
+    for name in enums:
+        ours, theirs = getattr(vision.models, name), getattr(tv.models, name)
+        assert list(ours.__members__) == list(theirs.__members__), name
+        assert ours.DEFAULT.name == theirs.DEFAULT.name, name
+    with pytest.raises(PretrainedWeightsError, match=r"^resnet50\(weights=ResNet50_Weights.IMAGENET1K_V2\)"):
+        vision.models.resnet50(weights=vision.models.ResNet50_Weights.DEFAULT)
