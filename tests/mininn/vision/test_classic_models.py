@@ -96,13 +96,14 @@ def test_outputs_equal_torchvision_on_the_same_weights_in_eval_mode(name: str, s
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * max(scale, 1.0))
 
 
-def test_forward_hooks_fire_in_torchvisions_order() -> None:
-    reference = torch_model("resnet18")
-    model = vision.models.resnet18().eval()
+@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
+def test_forward_hooks_fire_in_torchvisions_order(name: str, cheap_init: None) -> None:
+    reference = torch_model(name)
+    model = getattr(vision.models, name)().eval()
     load_torch_weights(model, reference)
 
     def record(net: Any, seen: list[str]) -> None:
-        for name, module in net.layer2[0].named_modules():
+        for name, module in net.named_modules():
             module.register_forward_hook(lambda *_, name=name: seen.append(name))
 
     torch_seen: list[str] = []
