@@ -86,7 +86,7 @@ def nms(boxes: Tensor, scores: Tensor, iou_threshold: float) -> Tensor:
         RuntimeError: ``boxes`` not ``(N, 4)`` or ``scores`` not ``(N,)`` (torchvision's messages).
     """
     _check_nms_inputs(boxes, scores)
-    keep = _greedy_keep(boxes.detach().numpy(), scores.detach().numpy(), float(iou_threshold))
+    keep = _greedy_keep(boxes.detach().cpu().numpy(), scores.detach().cpu().numpy(), float(iou_threshold))
     return mininn.tensor(keep, dtype=mininn.int64, device=boxes.device)
 
 
@@ -103,9 +103,9 @@ def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: floa
         int64 indices of the kept boxes, in decreasing order of score.
     """
     _check_nms_inputs(boxes, scores)
-    box_array = boxes.detach().numpy()
-    score_array = scores.detach().numpy()
-    categories = idxs.detach().numpy().reshape(-1)
+    box_array = boxes.detach().cpu().numpy()
+    score_array = scores.detach().cpu().numpy()
+    categories = idxs.detach().cpu().numpy().reshape(-1)
     kept = []
     for category in np.unique(categories):
         members = np.flatnonzero(categories == category)

@@ -47,10 +47,13 @@ def check_roi_boxes_shape(boxes: Tensor | list[Tensor] | tuple[Tensor, ...]) -> 
 
 def _rois_array(boxes: Tensor | list[Tensor] | tuple[Tensor, ...]) -> np.ndarray:
     """``(K, 5)`` float64 rows ``(batch index, x1, y1, x2, y2)``."""
+    def array(t: Tensor) -> np.ndarray:
+        return t.detach().cpu().numpy().astype(np.float64)
+
     if isinstance(boxes, Tensor):
-        return boxes.detach().numpy().astype(np.float64)
-    parts = [np.concatenate([np.full((b.shape[0], 1), i, np.float64), b.detach().numpy().astype(np.float64)],
-                            1) for i, b in enumerate(boxes)]
+        return array(boxes)
+    parts = [np.concatenate([np.full((b.shape[0], 1), i, np.float64), array(b)], 1)
+             for i, b in enumerate(boxes)]
     return np.concatenate(parts, 0) if parts else np.zeros((0, 5), np.float64)
 
 

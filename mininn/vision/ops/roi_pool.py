@@ -81,10 +81,11 @@ def roi_pool(input: Tensor, boxes: Tensor | list[Tensor], output_size: int | tup
     n, channels, height, width = input.shape
     if rois.shape[0] == 0:
         return mininn.zeros((0, channels, *pooled), dtype=input.dtype, device=input.device)
-    index, valid = _argmax_indices(input.detach().numpy(), rois, pooled, float(spatial_scale))
-    batch = mininn.tensor(rois[:, 0].astype(np.int64)[:, None, None, None])
-    channel = mininn.arange(channels).reshape(1, channels, 1, 1)
-    gathered = input.reshape(n, channels, height * width)[batch, channel, mininn.tensor(index)]
+    index, valid = _argmax_indices(input.detach().cpu().numpy(), rois, pooled, float(spatial_scale))
+    device = input.device
+    batch = mininn.tensor(rois[:, 0].astype(np.int64)[:, None, None, None], device=device)
+    channel = mininn.arange(channels, device=device).reshape(1, channels, 1, 1)
+    gathered = input.reshape(n, channels, height * width)[batch, channel, mininn.tensor(index, device=device)]
     return mininn.where(mininn.tensor(valid, device=input.device), gathered, mininn.zeros_like(gathered))
 
 
