@@ -15,15 +15,16 @@ import mininn.nn.functional as F
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights, weights_enum
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201"]
 
-# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
-DenseNet121_Weights = weights_enum("DenseNet121_Weights", "IMAGENET1K_V1")
-DenseNet161_Weights = weights_enum("DenseNet161_Weights", "IMAGENET1K_V1")
-DenseNet169_Weights = weights_enum("DenseNet169_Weights", "IMAGENET1K_V1")
-DenseNet201_Weights = weights_enum("DenseNet201_Weights", "IMAGENET1K_V1")
+# torchvision's weights enums: files that name them import; builders refuse them (see _builder_args)
+_V1 = ["IMAGENET1K_V1"]
+DenseNet121_Weights = weights_enum("DenseNet121_Weights", _V1, "IMAGENET1K_V1", __name__)
+DenseNet161_Weights = weights_enum("DenseNet161_Weights", _V1, "IMAGENET1K_V1", __name__)
+DenseNet169_Weights = weights_enum("DenseNet169_Weights", _V1, "IMAGENET1K_V1", __name__)
+DenseNet201_Weights = weights_enum("DenseNet201_Weights", _V1, "IMAGENET1K_V1", __name__)
 __all__ += ["DenseNet121_Weights", "DenseNet161_Weights", "DenseNet169_Weights", "DenseNet201_Weights"]
 
 
@@ -143,7 +144,7 @@ class DenseNet(nn.Module):
 
 def _densenet(builder: str, growth_rate: int, block_config: tuple[int, int, int, int], num_init_features: int,
               weights: Any, kwargs: dict[str, Any]) -> DenseNet:
-    check_weights(builder, weights, kwargs)
+    refuse_weights(builder, weights, kwargs)
     return DenseNet(growth_rate, block_config, num_init_features, **kwargs)
 
 
@@ -151,7 +152,7 @@ def densenet121(*, weights: Any = None, progress: bool = True, **kwargs: Any) ->
     """DenseNet-121 (growth 32, blocks (6, 12, 24, 16), 64 stem channels); ``kwargs`` go to :class:`DenseNet`.
 
     Raises:
-        PretrainedWeightsError: ``weights`` other than None (mininn does not download weights).
+        ValueError: ``weights`` other than None (mininn does not download weights).
     """
     return _densenet("densenet121", 32, (6, 12, 24, 16), 64, weights, kwargs)
 

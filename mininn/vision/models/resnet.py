@@ -15,7 +15,7 @@ import mininn
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights, overwrite_named_param, weights_enum
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 
 __all__ = [
     "ResNet",
@@ -33,18 +33,19 @@ __all__ = [
     "wide_resnet101_2",
 ]
 
-# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
-_V1_V2 = ("IMAGENET1K_V1", "IMAGENET1K_V2")
-ResNet18_Weights = weights_enum("ResNet18_Weights", "IMAGENET1K_V1")
-ResNet34_Weights = weights_enum("ResNet34_Weights", "IMAGENET1K_V1")
-ResNet50_Weights = weights_enum("ResNet50_Weights", *_V1_V2, default="IMAGENET1K_V2")
-ResNet101_Weights = weights_enum("ResNet101_Weights", *_V1_V2, default="IMAGENET1K_V2")
-ResNet152_Weights = weights_enum("ResNet152_Weights", *_V1_V2, default="IMAGENET1K_V2")
-ResNeXt50_32X4D_Weights = weights_enum("ResNeXt50_32X4D_Weights", *_V1_V2, default="IMAGENET1K_V2")
-ResNeXt101_32X8D_Weights = weights_enum("ResNeXt101_32X8D_Weights", *_V1_V2, default="IMAGENET1K_V2")
-ResNeXt101_64X4D_Weights = weights_enum("ResNeXt101_64X4D_Weights", "IMAGENET1K_V1")
-Wide_ResNet50_2_Weights = weights_enum("Wide_ResNet50_2_Weights", *_V1_V2, default="IMAGENET1K_V2")
-Wide_ResNet101_2_Weights = weights_enum("Wide_ResNet101_2_Weights", *_V1_V2, default="IMAGENET1K_V2")
+# torchvision's weights enums: files that name them import; builders refuse them (see _builder_args)
+_V1 = ["IMAGENET1K_V1"]
+_V1_V2 = ["IMAGENET1K_V1", "IMAGENET1K_V2"]
+ResNet18_Weights = weights_enum("ResNet18_Weights", _V1, "IMAGENET1K_V1", __name__)
+ResNet34_Weights = weights_enum("ResNet34_Weights", _V1, "IMAGENET1K_V1", __name__)
+ResNet50_Weights = weights_enum("ResNet50_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
+ResNet101_Weights = weights_enum("ResNet101_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
+ResNet152_Weights = weights_enum("ResNet152_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
+ResNeXt50_32X4D_Weights = weights_enum("ResNeXt50_32X4D_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
+ResNeXt101_32X8D_Weights = weights_enum("ResNeXt101_32X8D_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
+ResNeXt101_64X4D_Weights = weights_enum("ResNeXt101_64X4D_Weights", _V1, "IMAGENET1K_V1", __name__)
+Wide_ResNet50_2_Weights = weights_enum("Wide_ResNet50_2_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
+Wide_ResNet101_2_Weights = weights_enum("Wide_ResNet101_2_Weights", _V1_V2, "IMAGENET1K_V2", __name__)
 __all__ += ["ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights", "ResNet101_Weights",
             "ResNet152_Weights", "ResNeXt50_32X4D_Weights", "ResNeXt101_32X8D_Weights",
             "ResNeXt101_64X4D_Weights", "Wide_ResNet50_2_Weights", "Wide_ResNet101_2_Weights"]
@@ -238,7 +239,7 @@ class ResNet(nn.Module):
 
 def _resnet(builder: str, block: type[BasicBlock | Bottleneck], layers: list[int], weights: Any,
             kwargs: dict[str, Any]) -> ResNet:
-    check_weights(builder, weights, kwargs)
+    refuse_weights(builder, weights, kwargs)
     return ResNet(block, layers, **kwargs)
 
 
@@ -246,7 +247,7 @@ def resnet18(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> Re
     """ResNet-18 (BasicBlock, [2, 2, 2, 2]); ``kwargs`` go to :class:`ResNet`.
 
     Raises:
-        PretrainedWeightsError: ``weights`` other than None (mininn does not download weights).
+        ValueError: ``weights`` other than None (mininn does not download weights).
     """
     return _resnet("resnet18", BasicBlock, [2, 2, 2, 2], weights, kwargs)
 
@@ -271,11 +272,19 @@ def resnet152(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> R
     return _resnet("resnet152", Bottleneck, [3, 8, 36, 3], weights, kwargs)
 
 
+def _overwrite_named_param(kwargs: dict[str, Any], param: str, new_value: Any) -> None:
+    """Set ``kwargs[param]``; a different value the caller gave raises torchvision's ValueError."""
+    if param in kwargs and kwargs[param] != new_value:
+        raise ValueError(
+            f"The parameter '{param}' expected value {new_value} but got {kwargs[param]} instead.")
+    kwargs[param] = new_value
+
+
 def _grouped(builder: str, layers: list[int], groups: int, width: int, weights: Any,
              kwargs: dict[str, Any]) -> ResNet:
-    check_weights(builder, weights, kwargs)
-    overwrite_named_param(kwargs, "groups", groups)
-    overwrite_named_param(kwargs, "width_per_group", width)
+    refuse_weights(builder, weights, kwargs)
+    _overwrite_named_param(kwargs, "groups", groups)
+    _overwrite_named_param(kwargs, "width_per_group", width)
     return ResNet(Bottleneck, layers, **kwargs)
 
 
@@ -299,8 +308,8 @@ def resnext101_64x4d(*, weights: Any = None, progress: bool = True, **kwargs: An
 
 
 def _wide(builder: str, layers: list[int], weights: Any, kwargs: dict[str, Any]) -> ResNet:
-    check_weights(builder, weights, kwargs)
-    overwrite_named_param(kwargs, "width_per_group", 64 * 2)
+    refuse_weights(builder, weights, kwargs)
+    _overwrite_named_param(kwargs, "width_per_group", 64 * 2)
     return ResNet(Bottleneck, layers, **kwargs)
 
 

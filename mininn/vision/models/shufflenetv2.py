@@ -12,7 +12,7 @@ from typing import Any
 import mininn
 from mininn import nn
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights, weights_enum
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 
 __all__ = [
     "ShuffleNetV2",
@@ -22,11 +22,12 @@ __all__ = [
     "shufflenet_v2_x2_0",
 ]
 
-# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
-ShuffleNet_V2_X0_5_Weights = weights_enum("ShuffleNet_V2_X0_5_Weights", "IMAGENET1K_V1")
-ShuffleNet_V2_X1_0_Weights = weights_enum("ShuffleNet_V2_X1_0_Weights", "IMAGENET1K_V1")
-ShuffleNet_V2_X1_5_Weights = weights_enum("ShuffleNet_V2_X1_5_Weights", "IMAGENET1K_V1")
-ShuffleNet_V2_X2_0_Weights = weights_enum("ShuffleNet_V2_X2_0_Weights", "IMAGENET1K_V1")
+# torchvision's weights enums: files that name them import; builders refuse them (see _builder_args)
+_V1 = ["IMAGENET1K_V1"]
+ShuffleNet_V2_X0_5_Weights = weights_enum("ShuffleNet_V2_X0_5_Weights", _V1, "IMAGENET1K_V1", __name__)
+ShuffleNet_V2_X1_0_Weights = weights_enum("ShuffleNet_V2_X1_0_Weights", _V1, "IMAGENET1K_V1", __name__)
+ShuffleNet_V2_X1_5_Weights = weights_enum("ShuffleNet_V2_X1_5_Weights", _V1, "IMAGENET1K_V1", __name__)
+ShuffleNet_V2_X2_0_Weights = weights_enum("ShuffleNet_V2_X2_0_Weights", _V1, "IMAGENET1K_V1", __name__)
 __all__ += ["ShuffleNet_V2_X0_5_Weights", "ShuffleNet_V2_X1_0_Weights", "ShuffleNet_V2_X1_5_Weights",
             "ShuffleNet_V2_X2_0_Weights"]
 
@@ -153,7 +154,7 @@ class ShuffleNetV2(nn.Module):
 
 
 def _shufflenetv2(builder: str, weights: Any, channels: list[int], kwargs: dict[str, Any]) -> ShuffleNetV2:
-    check_weights(builder, weights, kwargs)
+    refuse_weights(builder, weights, kwargs)
     return ShuffleNetV2([4, 8, 4], channels, **kwargs)
 
 
@@ -161,7 +162,7 @@ def shufflenet_v2_x0_5(*, weights: Any = None, progress: bool = True, **kwargs: 
     """ShuffleNet V2 with 0.5x output channels; ``kwargs`` go to :class:`ShuffleNetV2`.
 
     Raises:
-        PretrainedWeightsError: ``weights`` other than None (mininn does not download weights).
+        ValueError: ``weights`` other than None (mininn does not download weights).
     """
     return _shufflenetv2("shufflenet_v2_x0_5", weights, [24, 48, 96, 192, 1024], kwargs)
 

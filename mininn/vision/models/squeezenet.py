@@ -12,13 +12,14 @@ import mininn
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights, weights_enum
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
 
-# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
-SqueezeNet1_0_Weights = weights_enum("SqueezeNet1_0_Weights", "IMAGENET1K_V1")
-SqueezeNet1_1_Weights = weights_enum("SqueezeNet1_1_Weights", "IMAGENET1K_V1")
+# torchvision's weights enums: files that name them import; builders refuse them (see _builder_args)
+_V1 = ["IMAGENET1K_V1"]
+SqueezeNet1_0_Weights = weights_enum("SqueezeNet1_0_Weights", _V1, "IMAGENET1K_V1", __name__)
+SqueezeNet1_1_Weights = weights_enum("SqueezeNet1_1_Weights", _V1, "IMAGENET1K_V1", __name__)
 __all__ += ["SqueezeNet1_0_Weights", "SqueezeNet1_1_Weights"]
 
 
@@ -117,7 +118,7 @@ class SqueezeNet(nn.Module):
 
 
 def _squeezenet(builder: str, version: str, weights: Any, kwargs: dict[str, Any]) -> SqueezeNet:
-    check_weights(builder, weights, kwargs)
+    refuse_weights(builder, weights, kwargs)
     return SqueezeNet(version, **kwargs)
 
 
@@ -125,7 +126,7 @@ def squeezenet1_0(*, weights: Any = None, progress: bool = True, **kwargs: Any) 
     """SqueezeNet 1.0; ``kwargs`` go to :class:`SqueezeNet`.
 
     Raises:
-        PretrainedWeightsError: ``weights`` other than None (mininn does not download weights).
+        ValueError: ``weights`` other than None (mininn does not download weights).
     """
     return _squeezenet("squeezenet1_0", "1_0", weights, kwargs)
 

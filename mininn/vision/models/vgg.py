@@ -12,7 +12,7 @@ import mininn
 from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
-from mininn.vision.models._no_download import check_weights, weights_enum
+from mininn.vision.models._builder_args import refuse_weights, weights_enum
 
 __all__ = [
     "VGG",
@@ -27,15 +27,16 @@ __all__ = [
     "vgg19_bn",
 ]
 
-# torchvision's weights enums: files that name them import; builders refuse them (see _no_download)
-VGG11_Weights = weights_enum("VGG11_Weights", "IMAGENET1K_V1")
-VGG11_BN_Weights = weights_enum("VGG11_BN_Weights", "IMAGENET1K_V1")
-VGG13_Weights = weights_enum("VGG13_Weights", "IMAGENET1K_V1")
-VGG13_BN_Weights = weights_enum("VGG13_BN_Weights", "IMAGENET1K_V1")
-VGG16_Weights = weights_enum("VGG16_Weights", "IMAGENET1K_V1", "IMAGENET1K_FEATURES")
-VGG16_BN_Weights = weights_enum("VGG16_BN_Weights", "IMAGENET1K_V1")
-VGG19_Weights = weights_enum("VGG19_Weights", "IMAGENET1K_V1")
-VGG19_BN_Weights = weights_enum("VGG19_BN_Weights", "IMAGENET1K_V1")
+# torchvision's weights enums: files that name them import; builders refuse them (see _builder_args)
+_V1 = ["IMAGENET1K_V1"]
+VGG11_Weights = weights_enum("VGG11_Weights", _V1, "IMAGENET1K_V1", __name__)
+VGG11_BN_Weights = weights_enum("VGG11_BN_Weights", _V1, "IMAGENET1K_V1", __name__)
+VGG13_Weights = weights_enum("VGG13_Weights", _V1, "IMAGENET1K_V1", __name__)
+VGG13_BN_Weights = weights_enum("VGG13_BN_Weights", _V1, "IMAGENET1K_V1", __name__)
+VGG16_Weights = weights_enum("VGG16_Weights", [*_V1, "IMAGENET1K_FEATURES"], "IMAGENET1K_V1", __name__)
+VGG16_BN_Weights = weights_enum("VGG16_BN_Weights", _V1, "IMAGENET1K_V1", __name__)
+VGG19_Weights = weights_enum("VGG19_Weights", _V1, "IMAGENET1K_V1", __name__)
+VGG19_BN_Weights = weights_enum("VGG19_BN_Weights", _V1, "IMAGENET1K_V1", __name__)
 __all__ += ["VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights", "VGG13_BN_Weights", "VGG16_Weights",
             "VGG16_BN_Weights", "VGG19_Weights", "VGG19_BN_Weights"]
 
@@ -111,7 +112,7 @@ def make_layers(cfg: list[str | int], batch_norm: bool = False) -> nn.Sequential
 
 
 def _vgg(builder: str, cfg: str, batch_norm: bool, weights: Any, kwargs: dict[str, Any]) -> VGG:
-    check_weights(builder, weights, kwargs)
+    refuse_weights(builder, weights, kwargs)
     return VGG(make_layers(cfgs[cfg], batch_norm=batch_norm), **kwargs)
 
 
@@ -119,7 +120,7 @@ def vgg11(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> VGG:
     """VGG-11 (config "A"); ``kwargs`` go to :class:`VGG`.
 
     Raises:
-        PretrainedWeightsError: ``weights`` other than None (mininn does not download weights).
+        ValueError: ``weights`` other than None (mininn does not download weights).
     """
     return _vgg("vgg11", "A", False, weights, kwargs)
 
