@@ -17,3 +17,9 @@ from mininn.vision.transforms.transforms import (  # noqa: E402
 
 __all__ += ["functional", "InterpolationMode", "CenterCrop", "Compose", "ConvertImageDtype", "Lambda",
             "Normalize", "Resize", "ToTensor"]
+
+# training augmentations (flips, random crops, padding, grayscale, random containers)
+from mininn.vision.transforms import augment  # noqa: E402
+from mininn.vision.transforms.augment import *  # noqa: E402,F403
+
+__all__ += augment.__all__

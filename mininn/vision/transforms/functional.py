@@ -33,6 +33,11 @@ __all__ = [
     "resize",
     "crop",
     "center_crop",
+    "hflip",
+    "vflip",
+    "pad",
+    "resized_crop",
+    "rgb_to_grayscale",
 ]
 
 
@@ -299,3 +304,94 @@ def center_crop(img: Tensor, output_size: int | Sequence[int]) -> Tensor:
     crop_top = int(round((image_height - crop_height) / 2.0))
     crop_left = int(round((image_width - crop_width) / 2.0))
     return crop(img, crop_top, crop_left, crop_height, crop_width)
+
+
+def hflip(img: Any) -> Any:
+    """The image mirrored left to right (a tensor's last dimension; a PIL image through Pillow)."""
+    if _is_pil_image(img):
+        return img.transpose(sys.modules["PIL.Image"].Transpose.FLIP_LEFT_RIGHT)
+    _assert_image_tensor(img)
+    return img.flip(-1)
+
+
+def vflip(img: Any) -> Any:
+    """The image mirrored top to bottom (a tensor's second-last dimension; a PIL image through Pillow)."""
+    if _is_pil_image(img):
+        return img.transpose(sys.modules["PIL.Image"].Transpose.FLIP_TOP_BOTTOM)
+    _assert_image_tensor(img)
+    return img.flip(-2)
+
+
+def _pad_amounts(padding: int | Sequence[int]) -> list[int]:
+    """torchvision's padding forms (one int; 1, 2 or 4 values) as ``[left, right, top, bottom]``."""
+    if isinstance(padding, int):
+        return [padding] * 4
+    values = list(padding)
+    if len(values) == 1:
+        return values * 4
+    if len(values) == 2:
+        return [values[0], values[0], values[1], values[1]]
+    return [values[0], values[2], values[1], values[3]]
+
+
+def pad(img: Tensor, padding: int | Sequence[int], fill: float = 0, padding_mode: str = "constant") -> Tensor:
+    """Pad a tensor image: one int for every side, ``(left/right, top/bottom)``, or ``(l, t, r, b)``.
+
+    Raises:
+        TypeError: a bad ``padding`` or ``fill`` (torchvision's messages), or a PIL image.
+        ValueError: a ``padding`` of another length or an unknown ``padding_mode``; ``symmetric``
+            padding is not available in mininn.
+    """
+    _assert_image_tensor(img)
+    fill = 0 if fill is None else fill
+    if not isinstance(padding, (int, tuple, list)):
+        raise TypeError("Got inappropriate padding arg")
+    if not isinstance(fill, (int, float)):
+        raise TypeError("Got inappropriate fill arg")
+    if isinstance(padding, (tuple, list)) and len(padding) not in [1, 2, 4]:
+        raise ValueError(
+            f"Padding must be an int or a 1, 2, or 4 element tuple, not a {len(padding)} element tuple")
+    if padding_mode not in ["constant", "edge", "reflect", "symmetric"]:
+        raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    if padding_mode == "symmetric":
+        raise ValueError(
+            "padding_mode='symmetric' is not available in mininn; use 'reflect', 'edge' or 'constant'")
+    amounts = _pad_amounts(padding)
+    squeeze = img.ndim < 4
+    x = img.unsqueeze(0) if squeeze else img
+    cast = padding_mode != "constant" and img.dtype not in (mininn.float32, mininn.float64)
+    if cast:
+        x = x.to(mininn.float32)
+    if padding_mode == "constant":
+        x = F.pad(x, amounts, mode="constant", value=float(fill))
+    else:
+        x = F.pad(x, amounts, mode="replicate" if padding_mode == "edge" else "reflect")
+    x = x.squeeze(0) if squeeze else x
+    return x.to(img.dtype) if cast else x
+
+
+def resized_crop(img: Any, top: int, left: int, height: int, width: int, size: int | Sequence[int],
+                 interpolation: Any = InterpolationMode.BILINEAR, antialias: bool | None = True) -> Any:
+    """:func:`crop` then :func:`resize` (RandomResizedCrop's step)."""
+    return resize(crop(img, top, left, height, width), size, interpolation, antialias=antialias)
+
+
+def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
+    """Luma ``0.2989 R + 0.587 G + 0.114 B`` of a ``(..., 3, H, W)`` tensor, as 1 or 3 channels.
+
+    Raises:
+        TypeError: fewer than 3 dimensions, or channels other than 1 or 3.
+        ValueError: ``num_output_channels`` other than 1 or 3.
+    """
+    if img.ndim < 3:
+        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {img.ndim}")
+    if img.shape[-3] not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {img.shape[-3]}")
+    if num_output_channels not in (1, 3):
+        raise ValueError("num_output_channels should be either 1 or 3")
+    if img.shape[-3] == 3:
+        r, g, b = img.unbind(dim=-3)
+        gray = (0.2989 * r + 0.587 * g + 0.114 * b).to(img.dtype).unsqueeze(dim=-3)
+    else:
+        gray = img.clone()
+    return gray.expand(img.shape) if num_output_channels == 3 else gray
