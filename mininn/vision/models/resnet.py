@@ -16,6 +16,7 @@ from mininn import nn
 from mininn.nn import init
 from mininn.tensor import Tensor
 from mininn.vision.models._builder_args import refuse_weights, weights_enum
+from mininn.vision.models._utils import _ovewrite_named_param
 
 __all__ = [
     "ResNet",
@@ -272,19 +273,11 @@ def resnet152(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> R
     return _resnet("resnet152", Bottleneck, [3, 8, 36, 3], weights, kwargs)
 
 
-def _overwrite_named_param(kwargs: dict[str, Any], param: str, new_value: Any) -> None:
-    """Set ``kwargs[param]``; a different value the caller gave raises torchvision's ValueError."""
-    if param in kwargs and kwargs[param] != new_value:
-        raise ValueError(
-            f"The parameter '{param}' expected value {new_value} but got {kwargs[param]} instead.")
-    kwargs[param] = new_value
-
-
 def _grouped(builder: str, layers: list[int], groups: int, width: int, weights: Any,
              kwargs: dict[str, Any]) -> ResNet:
     refuse_weights(builder, weights, kwargs)
-    _overwrite_named_param(kwargs, "groups", groups)
-    _overwrite_named_param(kwargs, "width_per_group", width)
+    _ovewrite_named_param(kwargs, "groups", groups)
+    _ovewrite_named_param(kwargs, "width_per_group", width)
     return ResNet(Bottleneck, layers, **kwargs)
 
 
@@ -309,7 +302,7 @@ def resnext101_64x4d(*, weights: Any = None, progress: bool = True, **kwargs: An
 
 def _wide(builder: str, layers: list[int], weights: Any, kwargs: dict[str, Any]) -> ResNet:
     refuse_weights(builder, weights, kwargs)
-    _overwrite_named_param(kwargs, "width_per_group", 64 * 2)
+    _ovewrite_named_param(kwargs, "width_per_group", 64 * 2)
     return ResNet(Bottleneck, layers, **kwargs)
 
 

@@ -282,3 +282,27 @@ def test_weights_enums_have_torchvisions_members_and_builders_refuse_them() -> N
         assert ours.DEFAULT.name == theirs.DEFAULT.name, name
     with pytest.raises(ValueError, match=r"^resnet50\(weights=ResNet50_Weights.IMAGENET1K_V2\)"):
         vision.models.resnet50(weights=vision.models.ResNet50_Weights.DEFAULT)
+
+
+def test_intermediate_layer_getter_returns_torchvisions_features(cheap_init: None) -> None:
+    from mininn.vision.models._utils import IntermediateLayerGetter
+
+    reference = torch_model("resnet18")
+    _randomise_batch_norms(reference)
+    model = vision.models.resnet18().eval()
+    load_torch_weights(model, reference)
+    layers = {"layer2": "mid", "layer4": "0"}
+    ours = IntermediateLayerGetter(model, layers)
+    theirs = tv.models._utils.IntermediateLayerGetter(reference, layers)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert list(ours) == list(theirs)  # children up to layer4: no avgpool, no fc
+    x = np.random.default_rng(5).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(x))
+    with mininn.no_grad():
+        got = ours(mininn.tensor(x))
+    assert list(got) == list(expected) == ["mid", "0"]
+    for key in got:
+        np.testing.assert_allclose(got[key].numpy(), expected[key].numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="return_layers are not present in model"):
+        IntermediateLayerGetter(model, {"layer2.0": "x"})
