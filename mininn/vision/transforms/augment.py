@@ -1,5 +1,5 @@
-"""torchvision's common training augmentations on mininn: flips, random crops, padding, grayscale, and
-the random containers (RandomApply, RandomChoice, RandomOrder).
+"""torchvision's common training augmentations on mininn: flips, random crops, padding, grayscale, colour
+jitter, and the random containers (RandomApply, RandomChoice, RandomOrder).
 
 Model files often build their training pipeline at the top of the file; these build
 with torchvision's arguments, checks and reprs, and run on tensor images. Random draws
@@ -28,6 +28,7 @@ __all__ = [
     "RandomResizedCrop",
     "Pad",
     "Grayscale",
+    "ColorJitter",
     "RandomApply",
     "RandomChoice",
     "RandomOrder",
@@ -225,6 +226,65 @@ class Grayscale(nn.Module):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(num_output_channels={self.num_output_channels})"
+
+
+class ColorJitter(nn.Module):
+    """Random brightness, contrast, saturation and hue changes, applied in a random order.
+
+    Each argument is a number ``x`` (a factor drawn from ``[max(0, 1 - x), 1 + x]``; for hue
+    ``[-x, x]``) or a ``(min, max)`` pair.
+
+    Raises:
+        ValueError: a negative number, or a range outside its bounds (torchvision's messages).
+        TypeError: an argument that is neither a number nor a pair.
+    """
+
+    def __init__(self, brightness: Any = 0, contrast: Any = 0, saturation: Any = 0, hue: Any = 0) -> None:
+        super().__init__()
+        self.brightness = self._check_input(brightness, "brightness")
+        self.contrast = self._check_input(contrast, "contrast")
+        self.saturation = self._check_input(saturation, "saturation")
+        self.hue = self._check_input(hue, "hue", center=0, bound=(-0.5, 0.5), clip_first_on_zero=False)
+
+    @staticmethod
+    def _check_input(value: Any, name: str, center: float = 1, bound: tuple[float, float] = (0, float("inf")),
+                     clip_first_on_zero: bool = True) -> tuple[float, float] | None:
+        if isinstance(value, numbers.Number):
+            if value < 0:
+                raise ValueError(f"If {name} is a single number, it must be non negative.")
+            pair = [center - float(value), center + float(value)]
+            if clip_first_on_zero:
+                pair[0] = max(pair[0], 0.0)
+        elif isinstance(value, (tuple, list)) and len(value) == 2:
+            pair = [float(value[0]), float(value[1])]
+        else:
+            raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
+        if not bound[0] <= pair[0] <= pair[1] <= bound[1]:
+            raise ValueError(f"{name} values should be between {bound}, but got {pair}.")
+        return None if pair[0] == pair[1] == center else (pair[0], pair[1])
+
+    @staticmethod
+    def get_params(brightness: Sequence[float] | None, contrast: Sequence[float] | None,
+                   saturation: Sequence[float] | None, hue: Sequence[float] | None) -> tuple[Any, ...]:
+        """A random order of the four adjustments and a factor for each that is on (None for the others)."""
+        order = mininn.randperm(4)
+
+        def draw(bounds: Sequence[float] | None) -> float | None:
+            return None if bounds is None else bounds[0] + (bounds[1] - bounds[0]) * _rand()
+
+        return order, draw(brightness), draw(contrast), draw(saturation), draw(hue)
+
+    def forward(self, img: Any) -> Any:
+        order, *factors = self.get_params(self.brightness, self.contrast, self.saturation, self.hue)
+        adjust = (F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue)
+        for index in order.tolist():
+            if factors[index] is not None:
+                img = adjust[index](img, factors[index])
+        return img
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue})")
 
 
 class RandomApply(nn.Module):

@@ -38,6 +38,10 @@ __all__ = [
     "pad",
     "resized_crop",
     "rgb_to_grayscale",
+    "adjust_brightness",
+    "adjust_contrast",
+    "adjust_saturation",
+    "adjust_hue",
 ]
 
 
@@ -395,3 +399,107 @@ def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
     else:
         gray = img.clone()
     return gray.expand(img.shape) if num_output_channels == 3 else gray
+
+
+def _assert_channels(img: Tensor, permitted: list[int]) -> None:
+    c = get_dimensions(img)[0]
+    if c not in permitted:
+        raise TypeError(f"Input image tensor permitted channel values are {permitted}, but found {c}")
+
+
+def _blend(img1: Tensor, img2: Tensor, ratio: float) -> Tensor:
+    """``ratio * img1 + (1 - ratio) * img2`` clamped to the dtype's range, in ``img1``'s dtype."""
+    bound = _max_value(img1.dtype)
+    return (float(ratio) * img1 + (1.0 - float(ratio)) * img2).clamp(0, bound).to(img1.dtype)
+
+
+def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
+    """Scale the values by ``brightness_factor`` (0 black, 1 unchanged), clamped to the dtype's range.
+
+    Raises:
+        ValueError: a negative factor (torchvision's message).
+    """
+    if brightness_factor < 0:
+        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    return _blend(img, mininn.zeros_like(img), brightness_factor)
+
+
+def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
+    """Blend with the image's mean gray level (0 flat gray, 1 unchanged).
+
+    Raises:
+        ValueError: a negative factor (torchvision's message).
+    """
+    if contrast_factor < 0:
+        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [3, 1])
+    dtype = img.dtype if img.is_floating_point() else mininn.float32
+    gray = rgb_to_grayscale(img) if get_dimensions(img)[0] == 3 else img
+    mean = gray.to(dtype).mean(dim=(-3, -2, -1), keepdim=True)
+    return _blend(img, mean, contrast_factor)
+
+
+def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
+    """Blend with the grayscale image (0 gray, 1 unchanged); one-channel images are returned as they are.
+
+    Raises:
+        ValueError: a negative factor (torchvision's message).
+    """
+    if saturation_factor < 0:
+        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    if get_dimensions(img)[0] == 1:
+        return img
+    return _blend(img, rgb_to_grayscale(img), saturation_factor)
+
+
+def _rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
+    r, g, b = rgb[..., 0, :, :], rgb[..., 1, :, :], rgb[..., 2, :, :]
+    maxc, minc = rgb.max(axis=-3), rgb.min(axis=-3)
+    equal = maxc == minc
+    chroma = maxc - minc
+    s = chroma / np.where(equal, 1.0, maxc)
+    divisor = np.where(equal, 1.0, chroma)
+    rc, gc, bc = (maxc - r) / divisor, (maxc - g) / divisor, (maxc - b) / divisor
+    h = ((maxc == r) * (bc - gc) + ((maxc == g) & (maxc != r)) * (2.0 + rc - bc)
+         + ((maxc != g) & (maxc != r)) * (4.0 + gc - rc))
+    h = np.fmod(h / 6.0 + 1.0, 1.0)
+    return np.stack((h, s, maxc), axis=-3).astype(rgb.dtype)
+
+
+def _hsv_to_rgb(hsv: np.ndarray) -> np.ndarray:
+    h, s, v = hsv[..., 0, :, :], hsv[..., 1, :, :], hsv[..., 2, :, :]
+    sector = np.floor(h * 6.0)
+    f = h * 6.0 - sector
+    sector = sector.astype(np.int32) % 6
+    p = np.clip(v * (1.0 - s), 0.0, 1.0)
+    q = np.clip(v * (1.0 - s * f), 0.0, 1.0)
+    t = np.clip(v * (1.0 - s * (1.0 - f)), 0.0, 1.0)
+    channels = [(v, q, p, p, t, v), (t, v, v, q, p, p), (p, p, t, v, v, q)]  # r, g, b by sector
+    out = [np.select([sector == k for k in range(6)], list(c)) for c in channels]
+    return np.stack(out, axis=-3).astype(hsv.dtype)
+
+
+def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
+    """Rotate the hue by ``hue_factor`` of a turn (in [-0.5, 0.5]); one-channel images are unchanged.
+
+    Raises:
+        ValueError: ``hue_factor`` outside [-0.5, 0.5] (torchvision's message).
+        TypeError: ``img`` is not a tensor.
+    """
+    if not (-0.5 <= hue_factor <= 0.5):
+        raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+    if not isinstance(img, Tensor):
+        raise TypeError("Input img should be Tensor image")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    if get_dimensions(img)[0] == 1:
+        return img
+    hsv = _rgb_to_hsv(convert_image_dtype(img, mininn.float32).detach().cpu().numpy())
+    hsv[..., 0, :, :] = (hsv[..., 0, :, :] + np.float32(hue_factor)) % 1.0
+    rgb = mininn.tensor(_hsv_to_rgb(hsv), device=img.device)
+    return convert_image_dtype(rgb, img.dtype)

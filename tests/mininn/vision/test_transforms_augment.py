@@ -136,3 +136,48 @@ def test_a_training_pipeline_builds_at_import_as_model_files_write_it() -> None:
     mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
     train = T.Compose([T.RandomResizedCrop(16), T.RandomHorizontalFlip(), T.Normalize(mean, std)])
     assert train(mininn.tensor(image((3, 30, 24)))).shape == (3, 16, 16)
+
+
+@pytest.mark.parametrize("name", ["adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue"])
+@pytest.mark.parametrize("factor", [0.0, 0.3, 1.0, 1.7, -0.2])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_colour_adjustments_equal_torchvision(name: str, factor: float, dtype: Any) -> None:
+    if name == "adjust_hue" and abs(factor) > 0.5:
+        factor = factor / 4
+    if name != "adjust_hue" and factor < 0:
+        with pytest.raises(ValueError, match=r"\(-0.2\) is not non-negative"):
+            getattr(F, name)(mininn.zeros(3, 2, 2), factor)
+        return
+    x = image((2, 3, 6, 5), dtype)
+    got = getattr(F, name)(mininn.tensor(x), factor)
+    expected = getattr(TF, name)(torch.from_numpy(x), factor)
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    if dtype == np.uint8:  # a float32 rounding may land on the other side of an integer
+        assert np.abs(got.numpy().astype(int) - expected.numpy().astype(int)).max() <= 1
+    else:
+        same(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_hue_of_gray_pixels_and_one_channel_images_is_unchanged_as_torchvision() -> None:
+    gray = np.repeat(image((1, 4, 4)), 3, axis=0)
+    same(F.adjust_hue(mininn.tensor(gray), 0.3), TF.adjust_hue(torch.from_numpy(gray), 0.3), rtol=1e-6)
+    one = mininn.tensor(image((1, 4, 4)))
+    assert F.adjust_hue(one, 0.2) is one and F.adjust_saturation(one, 0.2) is one
+    with pytest.raises(ValueError, match=r"hue_factor \(0.7\) is not in \[-0.5, 0.5\]."):
+        F.adjust_hue(one, 0.7)
+
+
+def test_color_jitter_checks_and_reprs_as_torchvision_and_applies_drawn_factors() -> None:
+    for kwargs in ({"brightness": 0.4, "contrast": 0.4, "saturation": 0.4, "hue": 0.1},
+                   {"brightness": (0.5, 1.5)}, {}):
+        assert repr(T.ColorJitter(**kwargs)) == repr(TT.ColorJitter(**kwargs))
+    with pytest.raises(ValueError, match="If brightness is a single number, it must be non negative."):
+        T.ColorJitter(brightness=-1)
+    with pytest.raises(ValueError, match=r"hue values should be between \(-0.5, 0.5\), but got \[-0.6"):
+        T.ColorJitter(hue=0.6)
+    with pytest.raises(TypeError, match="contrast should be a single number or a list/tuple with length 2."):
+        T.ColorJitter(contrast=[1, 2, 3])
+    x = mininn.tensor(image((3, 5, 5)))
+    np.testing.assert_array_equal(T.ColorJitter()(x).numpy(), x.numpy())  # nothing on
+    brighter = T.ColorJitter(brightness=(2.0, 2.0))(x)  # one fixed factor
+    same(brighter, TF.adjust_brightness(torch.from_numpy(x.numpy()), 2.0), rtol=1e-6)
