@@ -11,12 +11,13 @@ from mininn.vision.transforms.transforms import (  # noqa: E402
     ConvertImageDtype,
     Lambda,
     Normalize,
+    PILToTensor,
     Resize,
     ToTensor,
 )
 
 __all__ += ["functional", "InterpolationMode", "CenterCrop", "Compose", "ConvertImageDtype", "Lambda",
-            "Normalize", "Resize", "ToTensor"]
+            "Normalize", "PILToTensor", "Resize", "ToTensor"]
 
 # training augmentations (flips, random crops, padding, grayscale, random containers)
 from mininn.vision.transforms import augment  # noqa: E402

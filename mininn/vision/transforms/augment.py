@@ -1,5 +1,5 @@
 """torchvision's common training augmentations on mininn: flips, random crops, padding, grayscale, colour
-jitter, and the random containers (RandomApply, RandomChoice, RandomOrder).
+jitter, blur, random erasing, and the random containers (RandomApply, RandomChoice, RandomOrder).
 
 Model files often build their training pipeline at the top of the file; these build
 with torchvision's arguments, checks and reprs, and run on tensor images. Random draws
@@ -29,6 +29,9 @@ __all__ = [
     "Pad",
     "Grayscale",
     "ColorJitter",
+    "RandomGrayscale",
+    "GaussianBlur",
+    "RandomErasing",
     "RandomApply",
     "RandomChoice",
     "RandomOrder",
@@ -285,6 +288,135 @@ class ColorJitter(nn.Module):
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}(brightness={self.brightness}, contrast={self.contrast}, "
                 f"saturation={self.saturation}, hue={self.hue})")
+
+
+class RandomGrayscale(nn.Module):
+    """Grayscale (keeping the channel count) with probability ``p``."""
+
+    def __init__(self, p: float = 0.1) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, img: Any) -> Any:
+        channels, _, _ = F.get_dimensions(img)
+        return F.rgb_to_grayscale(img, num_output_channels=channels) if _rand() < self.p else img
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(p={self.p})"
+
+
+class GaussianBlur(nn.Module):
+    """Gaussian blur with a sigma drawn from ``sigma`` (a number, or a ``(min, max)`` range).
+
+    Raises:
+        ValueError: an even or non-positive kernel size, or a bad sigma (torchvision's messages).
+    """
+
+    def __init__(self, kernel_size: int | Sequence[int], sigma: Any = (0.1, 2.0)) -> None:
+        super().__init__()
+        if isinstance(kernel_size, numbers.Number):
+            self.kernel_size: Any = (int(kernel_size), int(kernel_size))
+        elif isinstance(kernel_size, Sequence) and len(kernel_size) == 1:
+            self.kernel_size = (kernel_size[0], kernel_size[0])
+        elif len(kernel_size) != 2:
+            raise ValueError("Kernel size should be a tuple/list of two integers")
+        else:
+            self.kernel_size = kernel_size
+        for ks in self.kernel_size:
+            if ks <= 0 or ks % 2 == 0:
+                raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Number):
+            if sigma <= 0:
+                raise ValueError("If sigma is a single number, it must be positive.")
+            sigma = (sigma, sigma)
+        elif isinstance(sigma, Sequence) and len(sigma) == 2:
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        else:
+            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+        self.sigma = sigma
+
+    @staticmethod
+    def get_params(sigma_min: float, sigma_max: float) -> float:
+        """A sigma drawn uniformly from ``[sigma_min, sigma_max]``."""
+        return sigma_min + (sigma_max - sigma_min) * _rand()
+
+    def forward(self, img: Any) -> Any:
+        sigma = self.get_params(self.sigma[0], self.sigma[1])
+        return F.gaussian_blur(img, list(self.kernel_size), [sigma, sigma])
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+class RandomErasing(nn.Module):
+    """With probability ``p``, set a random rectangle (area ``scale``, aspect ``ratio``) to ``value``.
+
+    ``value`` is a number, one per channel, or ``"random"`` (normal noise).
+
+    Raises:
+        TypeError, ValueError: arguments torchvision refuses (its messages).
+    """
+
+    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33),
+                 ratio: Sequence[float] = (0.3, 3.3), value: Any = 0, inplace: bool = False) -> None:
+        super().__init__()
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("Argument value should be either a number or str or a sequence")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("If value is str, it should be 'random'")
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        if (scale[0] > scale[1]) or (ratio[0] > ratio[1]):
+            warnings.warn("Scale and ratio should be of kind (min, max)", stacklevel=2)
+        if scale[0] < 0 or scale[1] > 1:
+            raise ValueError("Scale should be between 0 and 1")
+        if p < 0 or p > 1:
+            raise ValueError("Random erasing probability should be between 0 and 1")
+        self.p = p
+        self.scale = scale
+        self.ratio = ratio
+        self.value = value
+        self.inplace = inplace
+
+    @staticmethod
+    def get_params(img: Any, scale: Sequence[float], ratio: Sequence[float],
+                   value: list[float] | None = None) -> tuple[int, int, int, int, Any]:
+        """``(top, left, height, width, values)`` of a random rectangle; the whole image if ten tries fail."""
+        img_c, img_h, img_w = img.shape[-3], img.shape[-2], img.shape[-1]
+        area = img_h * img_w
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            erase_area = area * (scale[0] + (scale[1] - scale[0]) * _rand())
+            aspect_ratio = math.exp(log_ratio[0] + (log_ratio[1] - log_ratio[0]) * _rand())
+            h = int(round(math.sqrt(erase_area * aspect_ratio)))
+            w = int(round(math.sqrt(erase_area / aspect_ratio)))
+            if not (h < img_h and w < img_w):
+                continue
+            v = mininn.randn(img_c, h, w) if value is None else mininn.tensor(value)[:, None, None]
+            return _randint(0, img_h - h + 1), _randint(0, img_w - w + 1), h, w, v
+        return 0, 0, img_h, img_w, img
+
+    def forward(self, img: Any) -> Any:
+        if not _rand() < self.p:
+            return img
+        if isinstance(self.value, (int, float)):
+            value: list[float] | None = [float(self.value)]
+        elif isinstance(self.value, str):
+            value = None
+        else:
+            value = [float(v) for v in self.value]
+        if value is not None and len(value) not in (1, img.shape[-3]):
+            raise ValueError("If value is a sequence, it should have either a single value or "
+                             f"{img.shape[-3]} (number of input channels)")
+        i, j, h, w, v = self.get_params(img, scale=self.scale, ratio=self.ratio, value=value)
+        return F.erase(img, i, j, h, w, v, self.inplace)
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}(p={self.p}, scale={self.scale}, ratio={self.ratio}, "
+                f"value={self.value}, inplace={self.inplace})")
 
 
 class RandomApply(nn.Module):

@@ -42,6 +42,8 @@ __all__ = [
     "adjust_contrast",
     "adjust_saturation",
     "adjust_hue",
+    "gaussian_blur",
+    "erase",
 ]
 
 
@@ -503,3 +505,75 @@ def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
     hsv[..., 0, :, :] = (hsv[..., 0, :, :] + np.float32(hue_factor)) % 1.0
     rgb = mininn.tensor(_hsv_to_rgb(hsv), device=img.device)
     return convert_image_dtype(rgb, img.dtype)
+
+
+def _gaussian_kernel1d(kernel_size: int, sigma: float, dtype: Any) -> np.ndarray:
+    half = (kernel_size - 1) * 0.5
+    x = np.linspace(-half, half, kernel_size, dtype=dtype)
+    pdf = np.exp(-0.5 * (x / dtype(sigma)) ** 2)
+    return pdf / pdf.sum()
+
+
+def gaussian_blur(img: Tensor, kernel_size: int | Sequence[int], sigma: Any = None) -> Tensor:
+    """Blur a tensor image with a ``kernel_size`` Gaussian (reflect-padded, one kernel per channel).
+
+    Args:
+        img: ``(..., C, H, W)`` tensor image.
+        kernel_size: odd positive ``(kx, ky)`` or one int.
+        sigma: ``(sx, sy)`` or one float; default ``0.15 * k + 0.35``.
+
+    Raises:
+        TypeError: a bad ``kernel_size``, ``sigma`` or image (torchvision's messages).
+        ValueError: an even or negative kernel size, or a non-positive sigma.
+    """
+    if not isinstance(kernel_size, (int, list, tuple)):
+        raise TypeError(f"kernel_size should be int or a sequence of integers. Got {type(kernel_size)}")
+    sizes = [kernel_size, kernel_size] if isinstance(kernel_size, int) else list(kernel_size)
+    if len(sizes) != 2:
+        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(sizes)}")
+    if any(k % 2 == 0 or k < 0 for k in sizes):
+        raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
+    if sigma is None:
+        sigma = [k * 0.15 + 0.35 for k in sizes]
+    if not isinstance(sigma, (int, float, list, tuple)):
+        raise TypeError(f"sigma should be either float or sequence of floats. Got {type(sigma)}")
+    if isinstance(sigma, (int, float)):
+        sigmas = [float(sigma)] * 2
+    else:
+        sigmas = list(sigma) * (2 if len(sigma) == 1 else 1)
+    if len(sigmas) != 2:
+        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigmas)}")
+    if any(s <= 0.0 for s in sigmas):
+        raise ValueError(f"sigma should have positive values. Got {sigma}")
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be Tensor. Got {type(img)}")
+    _assert_image_tensor(img)
+    work = img.dtype if img.is_floating_point() else mininn.float32
+    np_dtype = np.float64 if work == mininn.float64 else np.float32
+    kernel = np.outer(_gaussian_kernel1d(sizes[1], sigmas[1], np_dtype),
+                      _gaussian_kernel1d(sizes[0], sigmas[0], np_dtype))
+    channels = img.shape[-3]
+    weight = mininn.tensor(np.broadcast_to(kernel, (channels, 1, *kernel.shape)).copy(), device=img.device)
+    squeeze = img.ndim < 4
+    x = (img.unsqueeze(0) if squeeze else img).to(work)
+    x = F.pad(x, [sizes[0] // 2, sizes[0] // 2, sizes[1] // 2, sizes[1] // 2], mode="reflect")
+    x = F.conv2d(x, weight, groups=channels)
+    x = x.squeeze(0) if squeeze else x
+    if x.dtype != img.dtype:
+        x = mininn.round(x).to(img.dtype)
+    return x
+
+
+def erase(img: Tensor, i: int, j: int, h: int, w: int, v: Tensor, inplace: bool = False) -> Tensor:
+    """``img`` with the ``h x w`` region at ``(i, j)`` set to ``v`` (a copy unless ``inplace``).
+
+    Raises:
+        TypeError: ``img`` is not a tensor image.
+    """
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+    _assert_image_tensor(img)
+    if not inplace:
+        img = img.clone()
+    img[..., i:i + h, j:j + w] = v
+    return img

@@ -13,7 +13,8 @@ from mininn.tensor import Tensor
 from mininn.vision.transforms import functional as F
 from mininn.vision.transforms.functional import InterpolationMode
 
-__all__ = ["Compose", "ToTensor", "ConvertImageDtype", "Normalize", "Resize", "CenterCrop", "Lambda"]
+__all__ = ["Compose", "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "Resize", "CenterCrop",
+           "Lambda"]
 
 
 class Compose:
@@ -41,6 +42,16 @@ class ToTensor:
 
     def __call__(self, pic: Any) -> Tensor:
         return F.to_tensor(pic)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}()"
+
+
+class PILToTensor:
+    """A PIL image as a ``(C, H, W)`` tensor of its own dtype (no scaling)."""
+
+    def __call__(self, pic: Any) -> Tensor:
+        return F.pil_to_tensor(pic)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"

@@ -181,3 +181,63 @@ def test_color_jitter_checks_and_reprs_as_torchvision_and_applies_drawn_factors(
     np.testing.assert_array_equal(T.ColorJitter()(x).numpy(), x.numpy())  # nothing on
     brighter = T.ColorJitter(brightness=(2.0, 2.0))(x)  # one fixed factor
     same(brighter, TF.adjust_brightness(torch.from_numpy(x.numpy()), 2.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kernel_size", [3, (5, 3), (3, 7)])
+@pytest.mark.parametrize("sigma", [None, 0.8, (1.5, 0.6)])
+def test_gaussian_blur_equals_torchvision(kernel_size: Any, sigma: Any) -> None:
+    for x in (image((2, 3, 9, 8)), image((3, 9, 8), np.uint8)):
+        got = F.gaussian_blur(mininn.tensor(x), kernel_size, sigma)
+        expected = TF.gaussian_blur(torch.from_numpy(x), kernel_size, sigma)
+        if x.dtype == np.uint8:
+            assert got.dtype == mininn.uint8
+            assert np.abs(got.numpy().astype(int) - expected.numpy().astype(int)).max() <= 1
+        else:
+            same(got, expected, rtol=1e-5, atol=1e-6)
+    ours = T.GaussianBlur(kernel_size, sigma=(0.5, 0.5))
+    theirs = TT.GaussianBlur(kernel_size, sigma=(0.5, 0.5))
+    x = image((3, 9, 8))
+    same(ours(mininn.tensor(x)), theirs(torch.from_numpy(x)), rtol=1e-5, atol=1e-6)
+    assert repr(ours) == repr(theirs)
+
+
+def test_gaussian_blur_refuses_what_torchvision_refuses() -> None:
+    x = mininn.zeros(3, 5, 5)
+    with pytest.raises(ValueError, match=r"kernel_size should have odd and positive integers. Got \[4, 4\]"):
+        F.gaussian_blur(x, [4, 4])
+    with pytest.raises(ValueError, match=r"sigma should have positive values. Got \[0.0, 1.0\]"):
+        F.gaussian_blur(x, 3, [0.0, 1.0])
+    with pytest.raises(ValueError, match="Kernel size value should be an odd and positive number."):
+        T.GaussianBlur(2)
+    with pytest.raises(ValueError, match=r"sigma values should be positive and of the form \(min, max\)."):
+        T.GaussianBlur(3, sigma=(2.0, 1.0))
+
+
+def test_random_erasing_sets_one_rectangle_and_checks_as_torchvision() -> None:
+    x = image((3, 20, 24))
+    mininn.manual_seed(3)
+    got = T.RandomErasing(p=1.0, scale=(0.1, 0.2), value=(0.1, 0.2, 0.3))(mininn.tensor(x)).numpy()
+    changed = np.argwhere(np.any(got != x, axis=0))
+    (top, left), (bottom, right) = changed.min(0), changed.max(0) + 1
+    assert 0.1 * 480 - 25 <= (bottom - top) * (right - left) <= 0.2 * 480 + 25
+    np.testing.assert_allclose(got[:, top:bottom, left:right],
+                               np.broadcast_to(np.array([0.1, 0.2, 0.3], np.float32)[:, None, None],
+                                               (3, bottom - top, right - left)))
+    np.testing.assert_array_equal(T.RandomErasing(p=0.0)(mininn.tensor(x)).numpy(), x)
+    assert repr(T.RandomErasing(value="random")) == repr(TT.RandomErasing(value="random"))
+    with pytest.raises(ValueError, match="If value is str, it should be 'random'"):
+        T.RandomErasing(value="noise")
+    with pytest.raises(ValueError, match="Random erasing probability should be between 0 and 1"):
+        T.RandomErasing(p=2)
+    with pytest.raises(ValueError, match="If value is a sequence, it should have either a single value or 3"):
+        T.RandomErasing(p=1.0, value=(1, 2))(mininn.tensor(x))
+
+
+def test_random_grayscale_and_pil_to_tensor_as_torchvision() -> None:
+    x = image((3, 4, 5))
+    expected = TT.RandomGrayscale(p=1.0)(torch.from_numpy(x))
+    same(T.RandomGrayscale(p=1.0)(mininn.tensor(x)), expected, rtol=1e-6)
+    np.testing.assert_array_equal(T.RandomGrayscale(p=0.0)(mininn.tensor(x)).numpy(), x)
+    Image = pytest.importorskip("PIL.Image")
+    pic = Image.fromarray(image((4, 5, 3), np.uint8))
+    same(T.PILToTensor()(pic), TT.PILToTensor()(pic), rtol=0)
