@@ -44,6 +44,8 @@ __all__ = [
     "adjust_hue",
     "gaussian_blur",
     "erase",
+    "rotate",
+    "affine",
 ]
 
 
@@ -577,3 +579,6 @@ def erase(img: Tensor, i: int, j: int, h: int, w: int, v: Tensor, inplace: bool 
         img = img.clone()
     img[..., i:i + h, j:j + w] = v
     return img
+
+
+from mininn.vision.transforms.geometry import affine, rotate  # noqa: E402  (geometry builds on the above)
