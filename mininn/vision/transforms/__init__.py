@@ -23,5 +23,6 @@ __all__ += ["functional", "InterpolationMode", "CenterCrop", "Compose", "Convert
 from mininn.vision.transforms import augment  # noqa: E402
 from mininn.vision.transforms.augment import *  # noqa: E402,F403
 from mininn.vision.transforms.geometry import RandomAffine, RandomRotation  # noqa: E402
+from mininn.vision.transforms.pil import ToPILImage  # noqa: E402
 
-__all__ += augment.__all__ + ["RandomAffine", "RandomRotation"]
+__all__ += augment.__all__ + ["RandomAffine", "RandomRotation", "ToPILImage"]

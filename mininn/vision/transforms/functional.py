@@ -46,6 +46,7 @@ __all__ = [
     "erase",
     "rotate",
     "affine",
+    "to_pil_image",
 ]
 
 
@@ -582,3 +583,4 @@ def erase(img: Tensor, i: int, j: int, h: int, w: int, v: Tensor, inplace: bool 
 
 
 from mininn.vision.transforms.geometry import affine, rotate  # noqa: E402  (geometry builds on the above)
+from mininn.vision.transforms.pil import to_pil_image  # noqa: E402

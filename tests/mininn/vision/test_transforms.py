@@ -179,3 +179,27 @@ def test_module_transforms_are_modules_as_in_torchvision() -> None:
     for transform in modules:
         assert isinstance(transform, mininn.nn.Module)
         assert transform.state_dict() == {}
+
+
+@pytest.mark.parametrize(("shape", "dtype", "mode"), [
+    ((3, 5, 4), np.float32, None), ((1, 5, 4), np.float32, None), ((1, 5, 4), np.float32, "F"),
+    ((4, 5, 4), np.uint8, None), ((3, 5, 4), np.uint8, "HSV"), ((2, 5, 4), np.uint8, None),
+    ((5, 4), np.int32, None), ((5, 4), np.int16, None),
+])
+def test_to_pil_image_equals_torchvision(shape: tuple[int, ...], dtype: Any, mode: Any) -> None:
+    pytest.importorskip("PIL.Image")
+    x = image(shape, dtype) if dtype in (np.float32, np.uint8) else np.arange(20, dtype=dtype).reshape(shape)
+    ours = T.ToPILImage(mode)(mininn.tensor(x))
+    theirs = TT.ToPILImage(mode)(torch.from_numpy(x))
+    assert (ours.mode, ours.size) == (theirs.mode, theirs.size)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    assert repr(T.ToPILImage(mode)) == repr(TT.ToPILImage(mode))
+
+
+def test_to_pil_image_refuses_what_torchvision_refuses() -> None:
+    with pytest.raises(TypeError, match="pic should be Tensor or ndarray. Got <class 'list'>."):
+        F.to_pil_image([[0]])
+    with pytest.raises(ValueError, match="pic should not have > 4 channels. Got 5 channels."):
+        F.to_pil_image(np.zeros((2, 2, 5), np.uint8))
+    with pytest.raises(ValueError, match=r"Only modes \['RGB', 'YCbCr', 'HSV'\] are supported for 3D inputs"):
+        F.to_pil_image(np.zeros((2, 2, 3), np.uint8), mode="RGBA")
