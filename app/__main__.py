@@ -19,6 +19,8 @@ __all__ = ["main"]
 
 logger = logging.getLogger("app")
 
+WORKER_PING_TIMEOUT_S = 20  # see the uvicorn.run call with workers
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the server with host, port, workers and log level from the settings.
@@ -65,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         address = grpc_address(settings.host, settings.grpc_port)
         logger.info("V2 gRPC (inference.GRPCInferenceService) at %s", address)
     if settings.workers > 1:
-        uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **common)
+        # uvicorn's supervisor kills a worker that does not answer its ping within this many seconds.
+        # Its default, 5 s, killed a replacement worker still starting on a busy machine (seen in the
+        # soak test: a second restart and a failed request); a hung worker is rare, a slow start is not.
+        uvicorn.run("app.main:create_app", factory=True, workers=settings.workers,
+                    timeout_worker_healthcheck=WORKER_PING_TIMEOUT_S, **common)
     else:
         # uvicorn re-raises SIGTERM once its graceful shutdown is done; make that exit code 0.
         signal.signal(signal.SIGTERM, _exit_cleanly)

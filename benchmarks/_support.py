@@ -8,7 +8,9 @@ import json
 import pstats
 import socket
 import statistics
+import sys
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,12 @@ from typing import Any
 
 import httpx
 import numpy as np
+
+# PyPI's torchvision (a test dependency) cannot load its C++ operators beside the CPU torch wheel,
+# and transformers imports it when installed: skip its meta registrations as tests/conftest.py does.
+_META = "torchvision._meta_registrations"
+if "torchvision" not in sys.modules:
+    sys.modules.setdefault(_META, types.ModuleType(_META))
 
 __all__ = [
     "Body",

@@ -176,6 +176,7 @@ from mininn._functions.elementwise import (
     pow,
     remainder,
     sub,
+    subtract,
     true_divide,
     where,
 )
@@ -261,6 +262,7 @@ from mininn._functions.legacy import (
     typename,
 )
 from mininn._functions.linalg import bmm, dot, einsum, matmul, mm, outer
+from mininn._functions.linalg_aliases import det, inverse, matrix_power, slogdet
 from mininn._functions.matrix import (
     diag,
     diag_embed,
@@ -344,14 +346,10 @@ from mininn._functions.solvers import cholesky_deprecated as cholesky
 from mininn._functions.solvers import (
     cholesky_inverse,
     cholesky_solve,
-    det,
     logdet,
-    matrix_power,
     pinverse,
-    slogdet,
     triangular_solve,
 )
-from mininn._functions.solvers import inv as inverse
 from mininn._functions.solvers import svd_v as svd
 from mininn._functions.sorting import argsort, cumsum, sort, topk
 from mininn._functions.statistics import (
@@ -452,15 +450,30 @@ from mininn._functions.windows import (
     hann_window,
     kaiser_window,
 )
+from mininn._layout import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from mininn._typeinfo import can_cast, finfo, iinfo, promote_types, result_type
+from mininn.amp import autocast, is_autocast_enabled
 from mininn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from mininn.serialization import load, save
 
 from mininn import linalg, nn, optim  # noqa: E402  # isort: skip - they import the names above
+from mininn import hub, jit, utils  # noqa: E402  # isort: skip - torch.hub, torch.jit, torch.utils
+from mininn.utils import data as _utils_data  # noqa: E402, F401  # isort: skip - torch.utils.data after import
+from mininn.utils import model_zoo as _utils_model_zoo  # noqa: E402, F401  # isort: skip
+from mininn.utils import checkpoint as _utils_checkpoint  # noqa: E402, F401  # isort: skip
 
 # sparse COO tensors (issue 30); mm/matmul/spmm take a sparse operand, dense pairs go to the dense ops
 from mininn import sparse  # noqa: E402  # isort: skip
-from mininn.sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: E402  # isort: skip
+from mininn._layout import sparse_coo  # noqa: E402  # isort: skip
+from mininn.sparse import sparse_coo_tensor  # noqa: E402  # isort: skip
 from mininn.sparse._matmul import matmul, mm, spmm  # noqa: E402,F811  # isort: skip
 from mininn.sparse._tensor import install as _install_sparse  # noqa: E402  # isort: skip
 
@@ -493,7 +506,6 @@ long = int64
 int = int32  # noqa: A001 - torch's alias
 short = int16
 absolute = abs
-subtract = sub
 multiply = mul
 divide = div
 negative = neg
@@ -521,8 +533,8 @@ def numel(input: Tensor) -> "int":  # noqa: UP037
     return input.numel()
 
 
-def clone(input: Tensor) -> Tensor:
-    """A copy of ``input`` that stays in the graph."""
+def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+    """A copy of ``input`` that stays in the graph (``memory_format`` only orders strides in torch)."""
     return input.clone()
 
 
@@ -532,8 +544,13 @@ def detach(input: Tensor) -> Tensor:
 
 
 __all__ = [
+    "autocast",
+    "is_autocast_enabled",
     "nn",
     "optim",
+    "hub",
+    "jit",
+    "utils",
     "Generator",
     "Size",
     "Tensor",
@@ -1004,12 +1021,17 @@ __all__ = [
     "xlogy",
     "xlogy_",
     "zero_",
-    "sparse",
     "layout",
+    "strided",
+    "memory_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
+    "sparse",
     "sparse_coo",
     "sparse_coo_tensor",
     "spmm",
-    "strided",
     "set_default_tensor_type",
     *_TENSOR_TYPES,
     "are_deterministic_algorithms_enabled",

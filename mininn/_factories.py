@@ -15,6 +15,7 @@ from mininn._backend import array_module, as_device, to_device
 from mininn._functions._util import torch_type_name
 from mininn._functions.inplace import check_leaf, write
 from mininn._functions.shape import shape_args
+from mininn._layout import check_dense
 from mininn._tensor_core import Size, TensorCore
 from mininn.autograd.function import wrap
 
@@ -116,15 +117,24 @@ def get_rng_state() -> dict[str, Any]:
     return default_generator.get_state()
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
+def set_rng_state(new_state: dict[str, Any]) -> None:
     """Restore the global generator's state."""
-    default_generator.set_state(state)
+    default_generator.set_state(new_state)
 
 
 def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         return tuple(int(s) for s in size[0])
     return tuple(int(s) for s in size)
+
+
+def _sizes(fn: str, args: tuple[Any, ...], size: Any) -> tuple[int, ...]:
+    """``*size`` or torch's ``size=`` keyword (``torch.zeros(size=(2, 3))``), never both."""
+    if size is None:
+        return _size(args)
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    return _size((size,))
 
 
 def _float_dtype(dtype: Any) -> _dtype.dtype:
@@ -153,9 +163,11 @@ def _infer_dtype(data: Any) -> _dtype.dtype:
 
 
 def tensor(
-    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A new tensor copying ``data`` (Python floats -> float32, ints -> int64)."""
+    check_dense(None, pin_memory)
     if isinstance(data, TensorCore):
         arr = np.array(to_device(data._data, as_device("cpu")))
         dt = data.dtype if dtype is None else _dtype.as_dtype(dtype)
@@ -208,28 +220,36 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return wrap(array)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+          pin_memory: bool | None = False, requires_grad: bool = False) -> Tensor:
+    check_dense(layout, pin_memory)
     dt = _float_dtype(dtype)
     xp = array_module(as_device(device))
-    return wrap(xp.zeros(_size(size), dtype=dt.np), requires_grad)
+    return wrap(xp.zeros(_sizes("zeros", sizes, size), dtype=dt.np), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+          pin_memory: bool | None = False, requires_grad: bool = False) -> Tensor:
+    check_dense(layout, pin_memory)
     dt = _float_dtype(dtype)
     xp = array_module(as_device(device))
-    return wrap(xp.ones(_size(size), dtype=dt.np), requires_grad)
+    return wrap(xp.ones(_sizes("ones", sizes, size), dtype=dt.np), requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(*sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+          pin_memory: bool | None = False, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor; ``memory_format`` only orders strides in torch, the values are the same."""
+    check_dense(layout, pin_memory)
     dt = _float_dtype(dtype)
     xp = array_module(as_device(device))
-    return wrap(xp.empty(_size(size), dtype=dt.np), requires_grad)
+    return wrap(xp.empty(_sizes("empty", sizes, size), dtype=dt.np), requires_grad)
 
 
 def full(
-    size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False,
+    size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+    pin_memory: bool | None = False, requires_grad: bool = False,
 ) -> Tensor:
+    check_dense(layout, pin_memory)
     if dtype is None:
         dt = _infer_dtype(fill_value)
     else:
@@ -239,9 +259,10 @@ def full(
 
 
 def arange(
-    start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False,
+    start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, layout: Any = None,
+    device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False,
 ) -> Tensor:
+    check_dense(layout, pin_memory)
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -258,23 +279,29 @@ def arange(
 
 
 def linspace(
-    start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
-    requires_grad: bool = False,
+    start: float, end: float, steps: int, *, dtype: Any = None, layout: Any = None, device: Any = None,
+    pin_memory: bool | None = False, requires_grad: bool = False,
 ) -> Tensor:
+    check_dense(layout, pin_memory)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     arr = np.linspace(start, end, steps).astype(_float_dtype(dtype).np)
     return _finish(arr, device, requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         generator: Generator | None = None) -> Tensor:
-    return _float_samples("random", size, dtype, device, requires_grad, generator)
+def rand(*sizes: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
+         layout: Any = None, device: Any = None, pin_memory: bool | None = False,
+         requires_grad: bool = False) -> Tensor:
+    check_dense(layout, pin_memory)
+    return _float_samples("random", _sizes("rand", sizes, size), dtype, device, requires_grad, generator)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          generator: Generator | None = None) -> Tensor:
-    return _float_samples("standard_normal", size, dtype, device, requires_grad, generator)
+def randn(*sizes: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
+          layout: Any = None, device: Any = None, pin_memory: bool | None = False,
+          requires_grad: bool = False) -> Tensor:
+    check_dense(layout, pin_memory)
+    shape = _sizes("randn", sizes, size)
+    return _float_samples("standard_normal", shape, dtype, device, requires_grad, generator)
 
 
 def _float_samples(method: str, size: tuple[Any, ...], dtype: Any, device: Any, requires_grad: bool,
@@ -287,15 +314,17 @@ def _float_samples(method: str, size: tuple[Any, ...], dtype: Any, device: Any, 
     return _finish(arr, device, requires_grad)
 
 
-def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None,
-            device: Any = None, generator: Generator | None = None) -> Tensor:
+def randint(low: int, high: Any = None, size: Any = None, *, generator: Generator | None = None,
+            dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: bool | None = False,
+            requires_grad: bool = False) -> Tensor:
+    check_dense(layout, pin_memory)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     gen = generator or default_generator
     dt = _dtype.int64 if dtype is None else _dtype.as_dtype(dtype)
     with gen._lock:
         arr = gen.rng.integers(low, high, size=_size((size,)), dtype=np.int64).astype(dt.np)
-    return _finish(arr, device, False)
+    return _finish(arr, device, requires_grad)
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], Any, Any]:
@@ -303,60 +332,88 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], Any, Any
 
 
 def _like_factory(factory: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
-    """``<factory>_like``: ``factory`` with ``t``'s shape, and its dtype and device unless given."""
+    """``<factory>_like``: ``factory`` with ``input``'s shape, and its dtype and device unless given."""
 
-    def like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-        s, d, dev = _like(t, dtype, device)
+    def like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
+             pin_memory: bool | None = False, requires_grad: bool = False,
+             memory_format: Any = None) -> Tensor:
+        check_dense(layout, pin_memory)
+        s, d, dev = _like(input, dtype, device)
         return factory(s, dtype=d, device=dev, requires_grad=requires_grad)
 
+    return _named(like, name, factory)
+
+
+def _random_like_factory(factory: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    """``rand_like``/``randn_like``: as ``_like_factory``, drawing from ``generator`` when given."""
+
+    def like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False,
+             memory_format: Any = None) -> Tensor:
+        check_dense(layout, pin_memory)
+        s, d, dev = _like(input, dtype, device)
+        return factory(s, generator=generator, dtype=d, device=dev, requires_grad=requires_grad)
+
+    return _named(like, name, factory)
+
+
+def _named(like: Callable[..., Tensor], name: str, factory: Callable[..., Tensor]) -> Callable[..., Tensor]:
     like.__name__ = like.__qualname__ = name
-    like.__doc__ = f"``{factory.__name__}`` with ``t``'s shape, and its dtype and device unless given."
+    like.__doc__ = (f"``{factory.__name__}`` with ``input``'s shape, and its dtype and device unless "
+                    "given (``memory_format`` only orders strides in torch: the values are the same).")
     return like
 
 
 zeros_like = _like_factory(zeros, "zeros_like")
 ones_like = _like_factory(ones, "ones_like")
 empty_like = _like_factory(empty, "empty_like")
-rand_like = _like_factory(rand, "rand_like")
-randn_like = _like_factory(randn, "randn_like")
+rand_like = _random_like_factory(rand, "rand_like")
+randn_like = _random_like_factory(randn, "randn_like")
 
 
-def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    s, d, dev = _like(t, dtype, device)
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    check_dense(layout, pin_memory)
+    s, d, dev = _like(input, dtype, device)
     return full(s, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 # ---- Tensor.new_* (this tensor's dtype and device by default) ------------------------------
 def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Any:
+               requires_grad: bool = False, pin_memory: bool = False) -> Any:
     """A new tensor from ``data`` with this tensor's dtype and device by default."""
+    check_dense(None, pin_memory)
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
 
 
-def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Any:
+def new_zeros(self, *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """Zeros with this tensor's dtype and device by default."""
-    return _new(self, size, 0, dtype, device, requires_grad)
+    check_dense(layout, pin_memory)
+    return _new(self, _sizes("new_zeros", sizes, size), 0, dtype, device, requires_grad)
 
 
-def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Any:
+def new_ones(self, *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """Ones with this tensor's dtype and device by default."""
-    return _new(self, size, 1, dtype, device, requires_grad)
+    check_dense(layout, pin_memory)
+    return _new(self, _sizes("new_ones", sizes, size), 1, dtype, device, requires_grad)
 
 
-def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Any:
+def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+             pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """``fill_value`` everywhere, with this tensor's dtype and device by default."""
+    check_dense(layout, pin_memory)
     return _new(self, (size,), fill_value, dtype, device, requires_grad)
 
 
-def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Any:
+def new_empty(self, *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """An uninitialised tensor with this tensor's dtype and device by default."""
-    return _new(self, size, 0, dtype, device, requires_grad)
+    check_dense(layout, pin_memory)
+    return _new(self, _sizes("new_empty", sizes, size), 0, dtype, device, requires_grad)
 
 
 def _new(self, size: Any, fill: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
@@ -465,9 +522,10 @@ def _check_multinomial(input: Tensor, num_samples: int, replacement: bool) -> np
     return probs
 
 
-def randperm(n: int, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             generator: Generator | None = None) -> Tensor:
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
+    check_dense(layout, pin_memory)
     gen = generator or default_generator
     dt = _dtype.int64 if dtype is None else _dtype.as_dtype(dtype)
     with gen._lock:
@@ -475,9 +533,10 @@ def randperm(n: int, *, dtype: Any = None, device: Any = None, requires_grad: bo
     return _finish(arr, device, requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype: Any = None, layout: Any = None, device: Any = None,
+        pin_memory: bool | None = False, requires_grad: bool = False) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
+    check_dense(layout, pin_memory)
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
@@ -486,8 +545,10 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 
 
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
-           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+           dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: bool | None = False,
+           requires_grad: bool = False) -> Tensor:
     """Samples of N(mean, std**2): elementwise for tensor ``mean``/``std`` (broadcast), or of ``size``."""
+    check_dense(layout, pin_memory)
     m = mean._data if isinstance(mean, TensorCore) else mean
     s = std._data if isinstance(std, TensorCore) else std
     if np.any(np.asarray(s) < 0):
@@ -513,19 +574,23 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     return wrap(arr.astype(input._data.dtype))
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
-                 device: Any = None, requires_grad: bool = False) -> Tensor:
+def randint_like(input: Tensor, low: int, high: int | None = None, *, generator: Generator | None = None,
+                 dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: bool | None = False,
+                 requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is None) shaped like ``input``."""
+    check_dense(layout, pin_memory)
     if high is None:
         low, high = 0, low
     s, d, dev = _like(input, dtype, device)
-    out = randint(low, high, s, dtype=d, device=dev)
+    out = randint(low, high, s, generator=generator, dtype=d, device=dev)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+             layout: Any = None, device: Any = None, pin_memory: bool | None = False,
+             requires_grad: bool = False) -> Tensor:
     """``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent."""
+    check_dense(layout, pin_memory)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     arr = np.logspace(start, end, steps, base=base).astype(_float_dtype(dtype).np)
@@ -533,23 +598,26 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
 
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool | None = None) -> Tensor:
     """A tensor from ``obj``, sharing memory with a tensor or NumPy array unless a copy is needed or asked."""
     if copy:
-        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+        return tensor(obj, dtype=dtype, device=device, requires_grad=bool(requires_grad))
     out = as_tensor(obj, dtype=dtype, device=device)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  pin_memory: bool | None = False, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (mininn tensors are contiguous: ``stride`` is not kept)."""
+    check_dense(layout, pin_memory)
     return empty(_size((size,)), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None,
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, pin_memory: bool | None = False,
                    requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (mininn does not keep a memory layout)."""
+    check_dense(layout, pin_memory)
     return empty(_size((size,)), dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from mininn import _dtype
 from mininn._backend import as_device, to_device
+from mininn._layout import strided
 from mininn._tensor_core import Size, TensorCore
 from mininn.autograd.function import wrap
 
@@ -61,8 +62,6 @@ class tensortype(type):  # noqa: N801 - torch's name
 
     @property
     def layout(cls) -> Any:
-        from mininn.sparse._layout import strided
-
         return strided
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from mininn import _dtype
 from mininn._backend import device, device_of
 from mininn._functions._util import wrap_dim
+from mininn._layout import contiguous_format
 
 __all__ = ["TensorCore", "Size"]
 
@@ -155,8 +156,13 @@ class TensorCore:
         """Whether the dtype is a floating-point one."""
         return self.dtype.is_floating_point
 
-    def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Whether the array is C-contiguous."""
+    def is_contiguous(self, memory_format: Any = contiguous_format) -> bool:
+        """Whether the array is C-contiguous (mininn makes no other memory format)."""
+        if memory_format not in (contiguous_format, None) and str(memory_format) != "torch.contiguous_format":
+            raise NotImplementedError(
+                f"is_contiguous(memory_format={memory_format}) is not supported: mininn's tensors are "
+                "laid out row-major (torch.contiguous_format)"
+            )
         return bool(self._data.flags["C_CONTIGUOUS"])
 
     @property

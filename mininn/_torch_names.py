@@ -5,6 +5,7 @@ Facts, not code: generated from the installed torch by
 """
 
 TORCH_VERSION = "2.13.0"
+TORCHVISION_VERSION = "0.28.0"
 
 # torch.nn.modules.__all__
 NN_MODULES: tuple[str, ...] = (
@@ -227,10 +228,107 @@ TORCH: tuple[str, ...] = (
     "vmap", "vsplit", "vstack", "wait", "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
 )
 
+# torch.utils.data.__all__
+UTILS_DATA: tuple[str, ...] = (
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DFIterDataPipe", "DataChunk", "DataLoader",
+    "Dataset", "DistributedSampler", "IterDataPipe", "IterableDataset", "MapDataPipe",
+    "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
+    "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "argument_validation",
+    "default_collate", "default_convert", "functional_datapipe", "get_worker_info",
+    "guaranteed_datapipes_determinism", "non_deterministic", "random_split", "runtime_validation",
+    "runtime_validation_disabled",
+)
+
+# the public names of torch.jit (its module attributes, less what it imports)
+JIT: tuple[str, ...] = (
+    "Attribute", "CompilationUnit", "Error", "Final", "Future", "ONNXTracedModule",
+    "RecursiveScriptClass", "RecursiveScriptModule", "ScriptFunction", "ScriptModule",
+    "ScriptWarning", "TopLevelTracedModule", "TracedModule", "TracerWarning", "TracingCheckError",
+    "annotate", "enable_onednn_fusion", "export", "export_opnames", "fork", "freeze", "fuser",
+    "ignore", "interface", "is_scripting", "is_tracing", "jit_module_from_flatbuffer",
+    "last_executed_optimized_graph", "load", "onednn_fusion_enabled", "optimize_for_inference",
+    "optimized_execution", "run_frozen_optimizations", "save", "save_jit_module_to_flatbuffer",
+    "script", "script_if_tracing", "script_method", "set_fusion_strategy", "set_module",
+    "strict_fusion", "trace", "trace_module", "unused", "wait",
+)
+
+# torch.hub.__all__
+HUB: tuple[str, ...] = (
+    "download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url",
+    "set_dir",
+)
+
 # torch.sparse.__all__
 SPARSE: tuple[str, ...] = (
     "SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUSPARSELT",
     "SparseSemiStructuredTensorCUTLASS", "addmm", "as_sparse_gradcheck",
     "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "solve", "sum",
     "to_sparse_semi_structured",
+)
+
+# torch.distributions.__all__
+DISTRIBUTIONS: tuple[str, ...] = (
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+    "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
+    "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
+    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+    "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
+    "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "identity_transform", "kl_divergence",
+    "register_kl", "transform_to",
+)
+
+# torchvision's classification builders (models.list_models(module=models))
+TORCHVISION_MODELS: tuple[str, ...] = (
+    "alexnet", "convnext_base", "convnext_large", "convnext_small", "convnext_tiny", "densenet121",
+    "densenet161", "densenet169", "densenet201", "efficientnet_b0", "efficientnet_b1",
+    "efficientnet_b2", "efficientnet_b3", "efficientnet_b4", "efficientnet_b5", "efficientnet_b6",
+    "efficientnet_b7", "efficientnet_v2_l", "efficientnet_v2_m", "efficientnet_v2_s", "googlenet",
+    "inception_v3", "maxvit_t", "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3",
+    "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "regnet_x_16gf", "regnet_x_1_6gf",
+    "regnet_x_32gf", "regnet_x_3_2gf", "regnet_x_400mf", "regnet_x_800mf", "regnet_x_8gf",
+    "regnet_y_128gf", "regnet_y_16gf", "regnet_y_1_6gf", "regnet_y_32gf", "regnet_y_3_2gf",
+    "regnet_y_400mf", "regnet_y_800mf", "regnet_y_8gf", "resnet101", "resnet152", "resnet18",
+    "resnet34", "resnet50", "resnext101_32x8d", "resnext101_64x4d", "resnext50_32x4d",
+    "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
+    "squeezenet1_0", "squeezenet1_1", "swin_b", "swin_s", "swin_t", "swin_v2_b", "swin_v2_s",
+    "swin_v2_t", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn",
+    "vit_b_16", "vit_b_32", "vit_h_14", "vit_l_16", "vit_l_32", "wide_resnet101_2",
+    "wide_resnet50_2",
+)
+
+# torchvision.ops.__all__
+TORCHVISION_OPS: tuple[str, ...] = (
+    "Conv2dNormActivation", "Conv3dNormActivation", "DeformConv2d", "DropBlock2d", "DropBlock3d",
+    "FeaturePyramidNetwork", "FrozenBatchNorm2d", "MLP", "MultiScaleRoIAlign", "PSRoIAlign",
+    "PSRoIPool", "Permute", "RoIAlign", "RoIPool", "SqueezeExcitation", "StochasticDepth",
+    "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
+    "complete_box_iou_loss", "deform_conv2d", "distance_box_iou", "distance_box_iou_loss",
+    "drop_block2d", "drop_block3d", "generalized_box_iou", "generalized_box_iou_loss",
+    "masks_to_boxes", "nms", "ps_roi_align", "ps_roi_pool", "remove_small_boxes", "roi_align",
+    "roi_pool", "sigmoid_focal_loss", "stochastic_depth",
+)
+
+# torchvision.transforms' public classes
+TORCHVISION_TRANSFORMS: tuple[str, ...] = (
+    "AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ColorJitter", "Compose",
+    "ConvertImageDtype", "ElasticTransform", "FiveCrop", "GaussianBlur", "Grayscale",
+    "InterpolationMode", "Lambda", "LinearTransformation", "Normalize", "PILToTensor", "Pad",
+    "RandAugment", "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",
+    "RandomChoice", "RandomCrop", "RandomEqualize", "RandomErasing", "RandomGrayscale",
+    "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPerspective", "RandomPosterize",
+    "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip", "Resize",
+    "TenCrop", "ToPILImage", "ToTensor", "TrivialAugmentWide",
+)
+
+# einops.__all__ and einops.layers.torch's layers
+EINOPS: tuple[str, ...] = (
+    "EinopsError", "asnumpy", "einsum", "layers.torch.EinMix", "layers.torch.Rearrange",
+    "layers.torch.Reduce", "pack", "parse_shape", "rearrange", "reduce", "repeat", "unpack",
 )

@@ -89,8 +89,17 @@ def _scalar_dtype(value: Any) -> np.dtype:
     raise TypeError(f"result_type(): expected a Tensor or a Python number, got {type(value).__name__}")
 
 
-def result_type(tensor1: Any, tensor2: Any) -> _dtype.dtype:
-    """The dtype of an arithmetic op between two tensors or numbers, by torch's promotion rules."""
+def result_type(tensor: Any = None, other: Any = None, *, scalar: Any = None, scalar1: Any = None,
+                scalar2: Any = None) -> _dtype.dtype:
+    """The dtype of an arithmetic op between two tensors or numbers, by torch's promotion rules.
+
+    torch's overloads name the operands ``(tensor, other)``, ``(scalar, tensor)`` or
+    ``(scalar1, scalar2)``; promotion does not depend on their order.
+    """
+    given = [v for v in (tensor, other, scalar, scalar1, scalar2) if v is not None]
+    if len(given) != 2:
+        raise TypeError(f"result_type() takes two operands, got {len(given)}")
+    tensor1, tensor2 = given
     t1, t2 = isinstance(tensor1, TensorCore), isinstance(tensor2, TensorCore)
     if t1 and t2:
         a, b = tensor1._data, tensor2._data

@@ -16,6 +16,7 @@ is classified by rules, and what no rule covers is reported as missing.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -57,6 +58,39 @@ NN_UTILS_EXCLUSIONS: dict[str, str] = {
                                            "mininn tensors have one layout",
 }
 
+# The namespaces around the layers (issue 30): what model files import beside torch.nn.
+_DATAPIPES = "DataPipes (torchdata's graph API, deprecated in torch); model files use Dataset/DataLoader"
+UTILS_DATA_EXCLUSIONS: dict[str, str] = {
+    "DFIterDataPipe": _DATAPIPES,
+    "DataChunk": _DATAPIPES,
+    "IterDataPipe": _DATAPIPES,
+    "MapDataPipe": _DATAPIPES,
+    "argument_validation": _DATAPIPES,
+    "functional_datapipe": _DATAPIPES,
+    "guaranteed_datapipes_determinism": _DATAPIPES,
+    "non_deterministic": _DATAPIPES,
+    "runtime_validation": _DATAPIPES,
+    "runtime_validation_disabled": _DATAPIPES,
+}
+_COMPILED = "compiled TorchScript objects; jit.script/trace return the eager code itself, so none exist"
+_ARCHIVES = "TorchScript and flatbuffer archives; save a state dict and serve it with model.py instead"
+JIT_EXCLUSIONS: dict[str, str] = {
+    "CompilationUnit": _COMPILED,
+    "ONNXTracedModule": _COMPILED,
+    "RecursiveScriptClass": _COMPILED,
+    "RecursiveScriptModule": _COMPILED,
+    "ScriptFunction": _COMPILED,
+    "TopLevelTracedModule": _COMPILED,
+    "TracedModule": _COMPILED,
+    "export_opnames": "lists a scripted module's operators for mobile builds; nothing is scripted",
+    "jit_module_from_flatbuffer": _ARCHIVES,
+    "save_jit_module_to_flatbuffer": _ARCHIVES,
+    "last_executed_optimized_graph": "TorchScript's executor graph; mininn has no graphs to show",
+    "run_frozen_optimizations": "graph passes on a frozen ScriptModule; nothing is compiled",
+    "set_module": "TorchScript's internal helper that renames a class's module",
+    "strict_fusion": "asserts fusion inside scripted code; nothing is compiled or fused",
+}
+HUB_EXCLUSIONS: dict[str, str] = {}
 _SEMI_STRUCTURED = "2:4 semi-structured sparsity for CUDA's sparse kernels; mininn's sparse tensors are COO"
 SPARSE_EXCLUSIONS: dict[str, str] = {
     "check_sparse_tensor_invariants": "mininn always checks COO indices against the size it builds with",
@@ -67,6 +101,11 @@ SPARSE_EXCLUSIONS: dict[str, str] = {
     "to_sparse_semi_structured": _SEMI_STRUCTURED,
     "as_sparse_gradcheck": "a gradcheck wrapper for sparse inputs; compare .to_dense() results instead",
 }
+DISTRIBUTIONS_EXCLUSIONS: dict[str, str] = {}
+EINOPS_EXCLUSIONS: dict[str, str] = {}
+TORCHVISION_MODELS_EXCLUSIONS: dict[str, str] = {}
+TORCHVISION_OPS_EXCLUSIONS: dict[str, str] = {}
+TORCHVISION_TRANSFORMS_EXCLUSIONS: dict[str, str] = {}
 
 _JIT_NAMES = (
     "AliasDb Argument ArgumentSpec Block BufferDict CallStack Capsule Code CompilationUnit "
@@ -140,6 +179,36 @@ class Namespace:
     exclusions: Mapping[str, str]
     complete: bool = True
     rules: tuple[tuple[str, str], ...] = field(default=())
+    functional_counts: bool = False  # a name only in mininn.nn.functional counts ("in F")
+
+
+def _module_has(module: str) -> Callable[[str], bool]:
+    """Whether mininn's ``module`` (imported on first use; absent -> nothing) has a name."""
+
+    def has(name: str) -> bool:
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            return False
+        for part in name.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                return False
+        return True
+
+    return has
+
+
+def _einops_has(name: str) -> bool:
+    """einops' functions work on mininn tensors through mininn.einops' backend; its torch layers
+    are mininn.nn.einops_layers' modules."""
+    if name.startswith("layers.torch."):
+        return _module_has("mininn.nn.einops_layers")(name.rpartition(".")[2])
+    try:
+        import einops
+    except ImportError:
+        return False
+    return _module_has("mininn.einops")("MininnBackend") and hasattr(einops, name)
 
 
 NAMESPACES: tuple[Namespace, ...] = (
@@ -150,8 +219,23 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("torch.nn.utils", _torch_names.NN_UTILS,
               lambda n: hasattr(mininn.nn.utils, n), NN_UTILS_EXCLUSIONS),
     Namespace("torch", _torch_names.TORCH, lambda n: hasattr(mininn, n), {}, complete=False,
-              rules=TORCH_RULES),
-    Namespace("torch.sparse", _torch_names.SPARSE, lambda n: hasattr(mininn.sparse, n), SPARSE_EXCLUSIONS),
+              rules=TORCH_RULES, functional_counts=True),
+    Namespace("torch.utils.data", _torch_names.UTILS_DATA, _module_has("mininn.utils.data"),
+              UTILS_DATA_EXCLUSIONS, complete=False),
+    Namespace("torch.jit", _torch_names.JIT, _module_has("mininn.jit"), JIT_EXCLUSIONS, complete=False),
+    Namespace("torch.hub", _torch_names.HUB, _module_has("mininn.hub"), HUB_EXCLUSIONS, complete=False),
+    Namespace("torch.sparse", _torch_names.SPARSE, _module_has("mininn.sparse"), SPARSE_EXCLUSIONS,
+              complete=False),
+    Namespace("torch.distributions", _torch_names.DISTRIBUTIONS, _module_has("mininn.distributions"),
+              DISTRIBUTIONS_EXCLUSIONS, complete=False),
+    Namespace("einops (on mininn tensors)", _torch_names.EINOPS, _einops_has,
+              EINOPS_EXCLUSIONS, complete=False),
+    Namespace("torchvision.models", _torch_names.TORCHVISION_MODELS, _module_has("mininn.vision.models"),
+              TORCHVISION_MODELS_EXCLUSIONS, complete=False),
+    Namespace("torchvision.ops", _torch_names.TORCHVISION_OPS, _module_has("mininn.vision.ops"),
+              TORCHVISION_OPS_EXCLUSIONS, complete=False),
+    Namespace("torchvision.transforms", _torch_names.TORCHVISION_TRANSFORMS,
+              _module_has("mininn.vision.transforms"), TORCHVISION_TRANSFORMS_EXCLUSIONS, complete=False),
 )
 
 
@@ -163,7 +247,7 @@ def _row(ns: Namespace, name: str) -> Row:
     for pattern, reason in ns.rules:
         if re.search(pattern, name):
             return Row(name, "excluded", reason)
-    if not ns.complete and hasattr(mininn.nn.functional, name):
+    if ns.functional_counts and hasattr(mininn.nn.functional, name):
         return Row(name, "in F", f"available as mininn.nn.functional.{name}")
     return Row(name, "missing")
 

@@ -249,17 +249,18 @@ class Tensor(TensorCore):
         """Fill with samples of N(mean, std**2) from the global generator."""
         return FA.fill_normal_(self, mean, std, generator)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Fill with samples of U(a, b) from the global generator."""
-        return FA.fill_uniform_(self, a, b, generator)
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of U(from, to) from the global generator (torch's ``from``, which no
+        Python keyword can spell, is ``from_``)."""
+        return FA.fill_uniform_(self, from_, to, generator)
 
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         """Fill with 1 (probability ``p``) or 0 from the global generator."""
         return FA.fill_bernoulli_(self, p, generator)
 
-    def random_(self, low: int = 0, high: int | None = None, *, generator: Any = None) -> Tensor:
-        """Fill with integers in ``[low, high)``."""
-        return FA.fill_random_(self, low, high, generator)
+    def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
+        """Fill with integers in ``[from, to)`` (``[0, from)`` for ``random_(n)``)."""
+        return FA.fill_random_(self, from_, to, generator)
 
     def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
         """Fill with samples of Exp(lambd)."""
@@ -298,7 +299,7 @@ class Tensor(TensorCore):
     # ---- arithmetic ---------------------------------------------------------------
     add = E.add
     sub = E.sub
-    subtract = E.sub
+    subtract = E.subtract
     mul = E.mul
     multiply = E.mul
     div = E.div
@@ -314,7 +315,11 @@ class Tensor(TensorCore):
     clamp = E.clamp
     clip = E.clip
     masked_fill = E.masked_fill
-    where = E.where
+
+    def where(self, condition: Tensor, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, else ``other`` (``torch.where(condition, self, other)``)."""
+        return E.where(condition, self, other)
+
     matmul = L.matmul
     mm = L.mm
     bmm = L.bmm
@@ -455,7 +460,11 @@ class Tensor(TensorCore):
     tile = S.tile
     movedim = S.movedim
     contiguous = S.contiguous
-    split = J.split
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
+        return J.split(self, split_size, dim)
+
     chunk = J.chunk
     unbind = J.unbind
     gather = I.gather

@@ -5,8 +5,9 @@ file, and in the sibling files it imports (``from .layers import Block``,
 ``from layers import Block`` or ``import layers``), ``import torch``,
 ``import torch.nn as nn``, ``from torch import nn``, ``import torch.nn.functional
 as F`` and ``torch.nn.init`` resolve to mininn's modules (``import torchvision`` to
-:mod:`mininn.vision`), so a model file written for torch runs unchanged. Nothing else sees the alias: ``sys.modules["torch"]``
-is never touched, so a real torch imported elsewhere in the process stays
+:mod:`mininn.vision`), so a model file written for torch runs unchanged. Nothing else
+sees the alias: ``sys.modules["torch"]`` is never touched, so a real torch imported
+elsewhere in the process stays
 itself, before and after. Other imports (numpy, math, ...) are ordinary ones.
 
 A name that mininn lacks raises :class:`TorchNameError` (an ``AttributeError``)
@@ -79,6 +80,13 @@ class _TorchAlias(ModuleType):
         if isinstance(value, ModuleType) and value.__name__.startswith("mininn"):
             return _alias(f"{self.__name__}.{attr}", value)
         return value
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        # ``torch.backends.cudnn.benchmark = True`` sets the flag on mininn's module, as it would on torch's
+        if attr.startswith("__") and attr.endswith("__"):
+            super().__setattr__(attr, value)
+        else:
+            setattr(self.__dict__["_target"], attr, value)
 
     def __dir__(self) -> list[str]:
         return dir(self.__dict__["_target"])
@@ -276,6 +284,8 @@ def _builtins_for(package: str) -> dict[str, Any]:
             head = name.partition(".")[0]
             if head in _ROOTS:
                 return _import_torch(name, fromlist)
+            if head == "einops":  # einops' functions on mininn tensors; einops.layers.torch is mininn's
+                return importlib.import_module("mininn.einops").import_for_loaded_code(name, fromlist)
             if (folder / f"{head}.py").is_file() or (folder / head / "__init__.py").is_file():
                 module = real_import(f"{package}.{name}", globals, locals, fromlist, 0)
                 return module if fromlist else sys.modules[f"{package}.{head}"]

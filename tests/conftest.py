@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import compileall
+import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from models.demos import SMOLLM2_PIP, smollm2_gguf_path
+
+# PyPI's torchvision wheel (a test dependency: tests/mininn/vision) links its C++ operators
+# against CUDA torch; beside the CPU torch wheel they cannot load, and the import then fails
+# in torchvision._meta_registrations ("operator torchvision::nms does not exist"). transformers
+# imports torchvision whenever it is installed, so every test process skips those registrations
+# (meta-device shapes of the C++ operators, which no test uses): tests/mininn/vision/_torchvision.py.
+_META = "torchvision._meta_registrations"
+if "torchvision" not in sys.modules:
+    sys.modules.setdefault(_META, types.ModuleType(_META))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -201,8 +201,15 @@ def atleast_3d(*tensors: Any) -> Any:
     return _atleast(3, tensors)
 
 
-def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
-    """``sections`` nearly equal pieces (the first ones one longer), or pieces cut at ``indices``."""
+def tensor_split(input: Any, sections: Any = None, dim: int = 0, *, indices: Any = None,
+                 tensor_indices_or_sections: Any = None) -> tuple[Any, ...]:
+    """``sections`` nearly equal pieces (the first ones one longer), or pieces cut at ``indices``.
+
+    torch names the second argument by what it holds: ``sections`` (an int), ``indices`` (a
+    list) or ``tensor_indices_or_sections`` (a tensor); positionally it may be any of them.
+    """
+    indices_or_sections = _one_of("tensor_split", sections=sections, indices=indices,
+                                  tensor_indices_or_sections=tensor_indices_or_sections)
     axis = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[axis]
     if isinstance(indices_or_sections, TensorCore) and indices_or_sections._data.ndim == 0:
@@ -353,19 +360,38 @@ def _directional_split(input: Any, sections: Any, axis: int, name: str) -> tuple
     return tensor_split(input, sections, axis)
 
 
-def hsplit(input: Any, sections: Any) -> tuple[Any, ...]:
+def _one_of(fn: str, **given: Any) -> Any:
+    """The one argument of ``given`` that is not None (torch's overloads name it by its kind)."""
+    named = [k for k, v in given.items() if v is not None]
+    if len(named) != 1:
+        choices = ", ".join(given)
+        raise TypeError(f"{fn}() takes exactly one of {choices}; got {', '.join(named) or 'none'}")
+    return given[named[0]]
+
+
+def _sections(fn: str, args: tuple[Any, ...], sections: Any, indices: Any) -> Any:
+    """``hsplit(x, 2)``, ``hsplit(x, [1, 3])``, ``x.hsplit(1, 3)``, ``hsplit(x, sections=2)`` or
+    ``hsplit(x, indices=[1, 3])``."""
+    positional = None if not args else args[0] if len(args) == 1 else list(args)
+    if positional is not None and (sections is not None or indices is not None):
+        raise TypeError(f"{fn}() got multiple values for its sections or indices")
+    return positional if positional is not None else _one_of(fn, sections=sections, indices=indices)
+
+
+def hsplit(input: Any, *args: Any, sections: Any = None, indices: Any = None) -> tuple[Any, ...]:
     """``tensor_split`` along dim 1 (dim 0 for 1-D tensors); an int must divide the size."""
-    return _directional_split(input, sections, 0 if input._data.ndim == 1 else 1, "hsplit")
+    return _directional_split(input, _sections("hsplit", args, sections, indices),
+                              0 if input._data.ndim == 1 else 1, "hsplit")
 
 
-def vsplit(input: Any, sections: Any) -> tuple[Any, ...]:
+def vsplit(input: Any, *args: Any, sections: Any = None, indices: Any = None) -> tuple[Any, ...]:
     """``tensor_split`` along dim 0; an int must divide the size."""
-    return _directional_split(input, sections, 0, "vsplit")
+    return _directional_split(input, _sections("vsplit", args, sections, indices), 0, "vsplit")
 
 
-def dsplit(input: Any, sections: Any) -> tuple[Any, ...]:
+def dsplit(input: Any, *args: Any, sections: Any = None, indices: Any = None) -> tuple[Any, ...]:
     """``tensor_split`` along dim 2; an int must divide the size."""
-    return _directional_split(input, sections, 2, "dsplit")
+    return _directional_split(input, _sections("dsplit", args, sections, indices), 2, "dsplit")
 
 
 def narrow_copy(input: Any, dim: int, start: int, length: int) -> Any:
@@ -404,13 +430,14 @@ class AsStrided(ArrayFunction):
         return out.reshape(shape), None
 
 
-def as_strided(input: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0) -> Any:
+def as_strided(input: Any, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Any:
     """Elements of the (contiguous) ``input`` at ``storage_offset + sum(i_k * stride[k])`` for each index of
     ``size``."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
-    offsets = np.full(size, storage_offset, np.int64)
+    offsets = np.full(size, storage_offset or 0, np.int64)
     for axis, (n, step) in enumerate(zip(size, stride)):  # one broadcast add per dim
         view = [1] * len(size)
         view[axis] = n
@@ -427,7 +454,9 @@ def as_strided(input: Any, size: Sequence[int], stride: Sequence[int], storage_o
 
 
 unsafe_chunk = J.chunk
-unsafe_split = J.split
+def unsafe_split(input: Any, split_size: Any, dim: int = 0) -> tuple[Any, ...]:
+    """``split`` (mininn has no views to make unsafe)."""
+    return J.split(input, split_size, dim)
 
 
 def unsafe_split_with_sizes(input: Any, split_sizes: Sequence[int], dim: int = 0) -> tuple[Any, ...]:

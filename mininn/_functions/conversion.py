@@ -10,6 +10,7 @@ from typing import Any
 from mininn import _dtype
 from mininn._backend import as_device, device, device_of, to_device
 from mininn._functions._util import legacy_type_name
+from mininn._layout import preserve_format
 from mininn._legacy_types import parse_tensor_type
 from mininn._tensor_core import TensorCore
 from mininn.autograd.function import ArrayFunction, Context
@@ -72,13 +73,16 @@ def to(self, *args: Any, **kwargs: Any) -> Any:
     return out
 
 
-def cpu(self) -> Any:
-    """This tensor on the cpu (itself when it is already there)."""
+def cpu(self, memory_format: Any = preserve_format) -> Any:
+    """This tensor on the cpu (itself when it is already there); ``memory_format`` only orders
+    strides in torch, the values are the same."""
     return self.to("cpu")
 
 
-def cuda(self, device: int | str | None = None) -> Any:
-    """This tensor on a CUDA device (needs CuPy)."""
+def cuda(self, device: int | str | None = None, non_blocking: bool = False,
+         memory_format: Any = preserve_format) -> Any:
+    """This tensor on a CUDA device (needs CuPy); mininn's copies are synchronous, so
+    ``non_blocking`` changes nothing."""
     if device is None:
         device = "cuda"
     elif isinstance(device, int):
@@ -115,7 +119,7 @@ def to_bfloat16(self) -> Any:
     return self.to(_dtype.bfloat16)
 
 
-def tensor_type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+def tensor_type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
     """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``.
 
     ``dtype`` may be a dtype, a legacy type (``FloatTensor``, ``cuda.LongTensor``) or its name.

@@ -167,7 +167,7 @@ def _spacing(y: Any, x: Any, dx: Any, axis: int) -> Any:
     return narrow(x, axis, 1, n - 1) - narrow(x, axis, 0, n - 1)
 
 
-def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
+def trapezoid(y: Any, x: Any = None, *, dx: Any = 1, dim: int = -1) -> Any:
     """The trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx``, 1 by default, or points ``x``)."""
     axis = wrap_dim(dim, y._data.ndim)
     n = y._data.shape[axis]
@@ -180,7 +180,7 @@ def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
 trapz = trapezoid
 
 
-def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
+def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = 1, dim: int = -1) -> Any:
     """The running trapezoid-rule integral of ``y`` along ``dim`` (one element shorter than ``y``)."""
     axis = wrap_dim(dim, y._data.ndim)
     n = y._data.shape[axis]
@@ -188,11 +188,12 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
     return cumsum(mid * _spacing(y, x, dx, axis), axis) / 2
 
 
-def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Any, ...]:
+def gradient(input: Any, *, spacing: Any = None, dim: Any = None, edge_order: int = 1) -> tuple[Any, ...]:
     """Central-difference estimates of the derivative along each of ``dim`` (all dims by default), with
     one-sided differences of ``edge_order`` at the ends; ``spacing`` is a step or the coordinates."""
     dims = list(range(input._data.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [wrap_dim(d, input._data.ndim) for d in dims]
+    spacing = 1 if spacing is None else spacing
     steps = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     outs = []
     for axis, step in zip(dims, steps):

@@ -323,6 +323,11 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     return apply_binary(Sub, a, b)
 
 
+def subtract(input: Any, other: Any, alpha: Any = 1) -> Any:
+    """``sub`` (torch's ``subtract`` also takes ``alpha`` positionally after a number ``other``)."""
+    return sub(input, other, alpha=alpha)
+
+
 def _is_bool_tensor(x: Any) -> bool:
     return isinstance(x, TensorCore) and x._data.dtype.kind == "b"
 

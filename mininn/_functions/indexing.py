@@ -191,8 +191,11 @@ def setitem(input: Any, key: Any, value: Any) -> None:
     input._become(out)
 
 
-def gather(input: Any, dim: int, index: Any) -> Any:
-    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
+def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims).
+
+    ``sparse_grad`` only makes torch's gradient a sparse tensor; mininn's is the same values, dense.
+    """
     axis = wrap_dim(dim, input._data.ndim)
     idx = index._data
     if idx.dtype not in (np.int32, np.int64):

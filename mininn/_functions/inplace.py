@@ -158,9 +158,9 @@ def lerp_(self: Any, end: Any, weight: Any) -> Any:
     return _apply(self, lambda s, e, w: s + E.mul(E.sub(e, s), w), end, weight)
 
 
-def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clamp_(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """Clamp in place."""
-    return _apply(self, lambda s, lo, hi: E.clamp(s, lo, hi), min, max)
+    return _apply(input, lambda s, lo, hi: E.clamp(s, lo, hi), min, max)
 
 
 clip_ = clamp_
@@ -172,8 +172,8 @@ def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
 
 
 def _unary_inplace(fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
-    def op(self: Any) -> Any:
-        return _apply(self, fn)
+    def op(input: Any) -> Any:  # noqa: A002 - torch's name (torch.exp_(input=t))
+        return _apply(input, fn)
 
     op.__name__ = name
     op.__doc__ = f"``{name[:-1]}`` in place."
@@ -204,41 +204,41 @@ class Fill(ArrayFunction):
         return np.zeros_like(g), (g.sum() if ctx.value_is_array else None)
 
 
-def zero_(self: Any) -> Any:
+def zero_(input: Any) -> Any:  # noqa: A002 - torch's name
     """Fill with zeros."""
-    return fill_(self, 0)
+    return fill_(input, 0)
 
 
-def fill_(self: Any, value: Any) -> Any:
+def fill_(input: Any, value: Any) -> Any:  # noqa: A002 - torch's name
     """Fill with ``value`` (a number or a 0-d tensor)."""
-    check_leaf(self)
+    check_leaf(input)
     if isinstance(value, TensorCore) and value._data.ndim != 0:
         raise RuntimeError(
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
-    if _tracked(self, value):
+    if _tracked(input, value):
         if isinstance(value, TensorCore):
-            value = cast(value, self._data.dtype)
-        self._become(Fill.apply(self, value))
-        return self
-    return write(self, value._data if isinstance(value, TensorCore) else value)
+            value = cast(value, input._data.dtype)
+        input._become(Fill.apply(input, value))
+        return input
+    return write(input, value._data if isinstance(value, TensorCore) else value)
 
 
-def copy_(self: Any, src: Any, non_blocking: bool = False) -> Any:
-    """Copy ``src`` into ``self`` (broadcast, cast to ``self``'s dtype and device)."""
-    if not isinstance(src, TensorCore):
+def copy_(self: Any, other: Any, non_blocking: bool = False) -> Any:
+    """Copy ``other`` into ``self`` (broadcast, cast to ``self``'s dtype and device)."""
+    if not isinstance(other, TensorCore):
         raise TypeError(
-            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
+            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(other).__name__}"
         )
-    if _tracked(self, src):
+    if _tracked(self, other):
         check_leaf(self)
 
-        if src.device != self.device:
-            src = ToDevice.apply(src, self.device)
-        self._become(Copy.apply(self, src))
+        if other.device != self.device:
+            other = ToDevice.apply(other, self.device)
+        self._become(Copy.apply(self, other))
         return self
-    return write(self, to_device(src._data, self.device))
+    return write(self, to_device(other._data, self.device))
 
 
 class Copy(ArrayFunction):

@@ -8,6 +8,7 @@ when it is, and an error on a leaf that requires grad.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +23,21 @@ from mininn._functions import transcendental as TR
 from mininn._functions import unary as U
 
 
+def _input_first(op: Callable[..., Any]) -> inspect.Signature:
+    """``op``'s signature with its first parameter named ``input``, as the wrappers below take it."""
+    sig = inspect.signature(op)
+    first, *rest = sig.parameters.values()
+    return sig.replace(parameters=[first.replace(name="input"), *rest])
+
+
 def _inplace(op: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``name(self, *args, **kwargs)``: ``op(self, *args, **kwargs)`` written into ``self``."""
 
-    def fn(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return IP._apply(self, lambda s, *a: op(s, *a, **kwargs), *args)
+    def fn(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - torch's name
+        return IP._apply(input, lambda s, *a: op(s, *a, **kwargs), *args)
 
     fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = _input_first(op)  # type: ignore[attr-defined] - op's names, for inspect
     fn.__doc__ = f"``{name[:-1]}`` in place."
     return fn
 
@@ -48,7 +57,7 @@ _OPS: dict[str, Callable[..., Any]] = {
     "atan2_": TR.atan2, "arctan2_": TR.atan2, "hypot_": TR.hypot, "fmod_": TR.fmod, "xlogy_": TR.xlogy,
     "copysign_": TR.copysign, "remainder_": E.remainder, "floor_divide_": E.floor_divide,
     "gcd_": TR.gcd, "lcm_": TR.lcm, "ldexp_": TR.ldexp, "lgamma_": TR.lgamma, "digamma_": TR.digamma,
-    "true_divide_": E.div, "divide_": E.div, "multiply_": E.mul, "subtract_": E.sub,
+    "true_divide_": E.div, "divide_": E.div, "multiply_": E.mul, "subtract_": E.subtract,
     "clamp_min_": PW.clamp_min, "clamp_max_": PW.clamp_max,
     # comparisons and logic (the result in self's dtype)
     "eq_": E.eq, "ne_": E.ne, "lt_": E.lt, "le_": E.le, "gt_": E.gt, "ge_": E.ge,
@@ -66,15 +75,16 @@ INPLACE: dict[str, Callable[..., Any]] = {name: _inplace(op, name) for name, op 
 def _shape_inplace(op: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``name(self, *args)``: ``self`` takes the shape ``op`` gives it (a view of the same data)."""
 
-    def fn(self: Any, *args: Any) -> Any:
+    def fn(self: Any, *args: Any, **kwargs: Any) -> Any:
         if IP._tracked(self):
             IP.check_leaf(self)
-            self._become(op(self, *args))
+            self._become(op(self, *args, **kwargs))
         else:
-            self._data = op(self, *args)._data
+            self._data = op(self, *args, **kwargs)._data
         return self
 
     fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = _input_first(op)  # type: ignore[attr-defined] - op's names, for inspect
     fn.__doc__ = f"``{name[:-1]}`` in place: this tensor takes the new shape."
     return fn
 
@@ -83,6 +93,6 @@ SHAPE_INPLACE: dict[str, Callable[..., Any]] = {
     name: _shape_inplace(op, name)
     for name, op in {
         "unsqueeze_": S.unsqueeze, "squeeze_": S.squeeze, "t_": S.t, "transpose_": S.transpose,
-        "swapdims_": S.transpose, "swapaxes_": S.transpose,
+        "swapdims_": S.transpose, "swapaxes_": S.swapaxes,
     }.items()
 }

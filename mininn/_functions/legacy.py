@@ -16,6 +16,7 @@ from mininn._functions import linalg as L
 from mininn._functions import norms as N
 from mininn._functions import unary as U
 from mininn._functions._util import legacy_type_name
+from mininn._layout import check_dense
 from mininn._tensor_core import TensorCore
 
 __all__ = ["chain_matmul", "range", "nuclear_norm", "frobenius_norm", "ger", "fix", "scalar_tensor"]
@@ -47,9 +48,10 @@ def multi_dot(tensors: Any) -> Any:
     return out
 
 
-def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001
-          requires_grad: bool = False) -> Any:
+def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, layout: Any = None,  # noqa: A001
+          device: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """Values from ``start`` to ``end`` inclusive (deprecated: ``arange`` excludes ``end``)."""
+    check_dense(layout, pin_memory)
     _warn_deprecated(
         "torch.range is deprecated and will be removed in a future release because its behavior is "
         "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
@@ -83,8 +85,10 @@ ger = L.outer
 fix = U.trunc
 
 
-def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype`` is given)."""
+    check_dense(layout, pin_memory)
     dt = _dtype.get_default_dtype() if dtype is None else dtype
     return tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
 

@@ -149,8 +149,9 @@ def outer(input: Any, vec2: Any) -> Any:
     return mul(reshape(input, -1, 1), reshape(vec2, 1, -1))
 
 
-def dot(input: Any, other: Any) -> Any:
+def dot(input: Any, tensor: Any) -> Any:
     """Inner product of two 1-D tensors."""
+    other = tensor
     a, b = input._data, other._data
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(

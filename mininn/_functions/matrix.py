@@ -18,6 +18,7 @@ from mininn._functions._util import wrap_dim
 from mininn._functions.elementwise import pow as pow_
 from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import reshape, unsqueeze
+from mininn._layout import check_dense
 from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.function import wrap as as_tensor  # fill_diagonal_ has torch's parameter `wrap`
 
@@ -150,15 +151,17 @@ def _indices(row: int, col: int, offset: int, dtype: Any, device: Any, lower: bo
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Any:
+                 layout: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """The ``(2, N)`` row and column indices of the lower triangle of a ``row x col`` matrix."""
-    return _indices(row, col, offset, dtype, device, True)
+    check_dense(layout, pin_memory)
+    return _indices(row, col, offset, dtype, device, True).requires_grad_(requires_grad)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Any:
+                 layout: Any = None, pin_memory: bool | None = False, requires_grad: bool = False) -> Any:
     """The ``(2, N)`` row and column indices of the upper triangle of a ``row x col`` matrix."""
-    return _indices(row, col, offset, dtype, device, False)
+    check_dense(layout, pin_memory)
+    return _indices(row, col, offset, dtype, device, False).requires_grad_(requires_grad)
 
 
 def fill_diagonal_(self: Any, fill_value: Any, wrap: bool = False) -> Any:

@@ -69,6 +69,6 @@ def clamp_max(input: Any, max: Any) -> Any:  # noqa: A002 - torch's name
     return E.clamp(input, max=max)
 
 
-def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Any:
     """``other - alpha * input``."""
     return E.sub(other, input, alpha=alpha)

@@ -269,14 +269,25 @@ def _with_dtype(x: Any, dtype: Any) -> Any:
     return x if dtype is None else cast(x, _dtype.as_dtype(dtype).np)
 
 
-def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+def max(input: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
     """The largest element, ``(values, indices)`` along ``dim``, or ``maximum(input, other)``."""
-    return _extreme(input, dim, keepdim, True)
+    return _extreme(input, _dim_or_other("max", dim, keepdim, other), keepdim, True)
 
 
-def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+def min(input: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
     """The smallest element, ``(values, indices)`` along ``dim``, or ``minimum(input, other)``."""
-    return _extreme(input, dim, keepdim, False)
+    return _extreme(input, _dim_or_other("min", dim, keepdim, other), keepdim, False)
+
+
+def _dim_or_other(name: str, dim: Any, keepdim: bool, other: Any) -> Any:
+    """``dim``, or the tensor ``other`` of torch's ``max(input, other)`` overload (never both)."""
+    if other is None:
+        return dim
+    if dim is not None or keepdim:
+        raise TypeError(f"{name}() takes either dim (and keepdim) or other, not both")
+    if not isinstance(other, TensorCore):
+        raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return other
 
 
 def _extreme(input: Any, dim: Any, keepdim: bool, is_max: bool) -> Any:
@@ -343,7 +354,7 @@ def _arg(input: Any, dim: int | None, keepdim: bool, fn: Any) -> Any:
     return wrap(np.asarray(fn(a, axis=axes[0], keepdims=keepdim), dtype=np.int64))
 
 
-def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def var(input: Any, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
         correction: Any = None) -> Any:
     """Variance over ``dim`` with Bessel's correction by default (``correction=1``)."""
     if isinstance(dim, bool):  # var(unbiased)
@@ -358,7 +369,7 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     return Var.apply(input, axes, correction, keepdim)
 
 
-def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def std(input: Any, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
         correction: Any = None) -> Any:
     """Standard deviation: ``sqrt(var(...))`` with the same arguments (a zero gradient where it is 0)."""
     return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
@@ -399,7 +410,11 @@ def any(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     return wrap(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
 
 
-def count_nonzero(input: Any, dim: Any = None) -> Any:
-    """How many elements (along ``dim``) are non-zero, as int64."""
+def count_nonzero(input: Any, *dims: Any, dim: Any = None) -> Any:
+    """How many elements (along ``dim``) are non-zero, as int64 (``x.count_nonzero(0, 1)`` too)."""
+    if dims:
+        if dim is not None:
+            raise TypeError("count_nonzero() got multiple values for argument 'dim'")
+        dim = dims[0] if len(dims) == 1 else dims
     axes = normalize_dims(dim, input._data.ndim)
     return wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))

@@ -520,9 +520,9 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     return IndexPut.apply(input, key, values)
 
 
-def index_put_(self: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+def index_put_(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:  # noqa: A002
     """``index_put`` in place."""
-    return IP._apply(self, lambda s, v: index_put(s, indices, v, accumulate), values)
+    return IP._apply(input, lambda s, v: index_put(s, indices, v, accumulate), values)
 
 
 def select_scatter(input: Any, src: Any, dim: int, index: int) -> Any:

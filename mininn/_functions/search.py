@@ -97,8 +97,21 @@ def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bo
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Any:
-    """True where an element of ``elements`` occurs in ``test_elements``."""
+def _operand(fn: str, name: str, value: Any, scalar_name: str, scalar: Any) -> Any:
+    """``value``, or torch's scalar spelling of it (``scalar_name=scalar``); exactly one."""
+    if (value is None) == (scalar is None):
+        raise TypeError(f"{fn}() takes exactly one of {name} or {scalar_name}")
+    return value if scalar is None else scalar
+
+
+def isin(elements: Any = None, test_elements: Any = None, *, assume_unique: bool = False,
+         invert: bool = False, element: Any = None, test_element: Any = None) -> Any:
+    """True where an element of ``elements`` occurs in ``test_elements``.
+
+    torch spells a scalar operand ``element`` or ``test_element`` when passed by keyword.
+    """
+    elements = _operand("isin", "elements", elements, "element", element)
+    test_elements = _operand("isin", "test_elements", test_elements, "test_element", test_element)
     return wrap(np.isin(_raw(elements), _raw(test_elements), invert=invert))
 
 

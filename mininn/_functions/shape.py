@@ -10,8 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from mininn._functions._util import legacy_type_name, unbroadcast, wrap_dim
-from mininn.autograd.function import ArrayFunction, Context
+from mininn import _dtype
+from mininn._backend import array_module, device_of
+from mininn._functions._util import TORCH_TYPE_NAMES, legacy_type_name, torch_type_name, unbroadcast, wrap_dim
+from mininn._layout import contiguous_format
+from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
 class Reshape(ArrayFunction):
@@ -96,6 +99,15 @@ def shape_args(args: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(a) for a in args)
 
 
+def sizes_or_keyword(fn: str, name: str, args: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
+    """``*args``, or torch's keyword spelling of them (``x.reshape(shape=(2, 3))``); never both."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    return (value,)
+
+
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -117,9 +129,9 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
-def reshape(input: Any, *shape: Any) -> Any:
+def reshape(input: Any, *sizes: Any, shape: Any = None) -> Any:
     """The same elements in a new shape (one dim may be -1)."""
-    target = _infer_shape(shape_args(shape), input._data.size)
+    target = _infer_shape(shape_args(sizes_or_keyword("reshape", "shape", sizes, shape)), input._data.size)
     if target == input._data.shape:
         return _alias(input)
     return Reshape.apply(input, target)
@@ -130,7 +142,33 @@ def _alias(input: Any) -> Any:
     return Reshape.apply(input, input._data.shape)
 
 
-view = reshape
+def view(input: Any, *sizes: Any, size: Any = None, dtype: Any = None) -> Any:
+    """``reshape`` (``view(*size)``, ``view(size=...)``), or the same bytes read as ``dtype``
+    (``view(mininn.int32)``, ``view(dtype=...)``: the last dim scales with the element size)."""
+    if dtype is None and len(sizes) == 1 and isinstance(sizes[0], _dtype.dtype):
+        sizes, dtype = (), sizes[0]
+    if dtype is None:
+        return reshape(input, *sizes_or_keyword("view", "size", sizes, size))
+    if sizes or size is not None:
+        raise TypeError("view() takes a size or a dtype, not both")
+    return _view_as_dtype(input, _dtype.as_dtype(dtype))
+
+
+def _view_as_dtype(input: Any, dt: Any) -> Any:
+    """torch's ``view(dtype)``: the bytes read as ``dt``, outside the graph unless ``dt`` is the same."""
+    a = input._data
+    if dt.np == a.dtype:
+        return _alias(input)
+    have, want = a.dtype.itemsize, dt.np.itemsize
+    names = f"{torch_type_name(a.dtype)} as {TORCH_TYPE_NAMES[dt.name]}"
+    if have != want and a.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {names} (different element sizes)")
+    if want > have and a.shape[-1] % (want // have):
+        raise RuntimeError(
+            f"self.size(-1) must be divisible by {want // have} to view {names} (different element "
+            f"sizes), but got {a.shape[-1]}"
+        )
+    return wrap(array_module(device_of(a)).ascontiguousarray(a).view(dt.np))
 
 
 def view_as(input: Any, other: Any) -> Any:
@@ -141,9 +179,9 @@ def view_as(input: Any, other: Any) -> Any:
 reshape_as = view_as
 
 
-def permute(input: Any, *dims: Any) -> Any:
+def permute(input: Any, *sizes: Any, dims: Any = None) -> Any:
     """Reorder the dimensions."""
-    dims = shape_args(dims)
+    dims = shape_args(sizes_or_keyword("permute", "dims", sizes, dims))
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(
@@ -168,7 +206,9 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:
     return Permute.apply(input, tuple(perm))
 
 
-swapaxes = transpose
+def swapaxes(input: Any, axis0: int, axis1: int) -> Any:
+    """``transpose`` (NumPy's name and argument names)."""
+    return transpose(input, axis0, axis1)
 
 
 def t(input: Any) -> Any:
@@ -220,8 +260,12 @@ def unsqueeze(input: Any, dim: int) -> Any:
     return reshape(input, shape[:d] + (1,) + shape[d:])
 
 
-def squeeze(input: Any, dim: Any = None) -> Any:
-    """Drop size-1 dims (only those in ``dim`` when given)."""
+def squeeze(input: Any, *dims: Any, dim: Any = None) -> Any:
+    """Drop size-1 dims (only those in ``dim`` when given; ``x.squeeze(0, 2)`` too)."""
+    if dims:
+        if dim is not None:
+            raise TypeError("squeeze() got multiple values for argument 'dim'")
+        dim = dims[0] if len(dims) == 1 else dims
     shape = input._data.shape
     if dim is None:
         return reshape(input, tuple(s for s in shape if s != 1))
@@ -230,9 +274,9 @@ def squeeze(input: Any, dim: Any = None) -> Any:
     return reshape(input, tuple(s for i, s in enumerate(shape) if not (i in axes and s == 1)))
 
 
-def expand(input: Any, *sizes: Any) -> Any:
-    """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
-    sizes = shape_args(sizes)
+def expand(input: Any, *sizes: Any, size: Any = None, implicit: bool = False) -> Any:
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim); ``implicit`` is torch-internal."""
+    sizes = shape_args(sizes_or_keyword("expand", "size", sizes, size))
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
@@ -268,14 +312,14 @@ def expand_as(input: Any, other: Any) -> Any:
     return expand(input, other._data.shape)
 
 
-def broadcast_to(input: Any, shape: Any) -> Any:
-    """``input.expand(shape)``."""
-    return expand(input, shape)
+def broadcast_to(input: Any, *sizes: Any, size: Any = None) -> Any:
+    """``input.expand(size)``."""
+    return expand(input, *sizes_or_keyword("broadcast_to", "size", sizes, size))
 
 
-def flip(input: Any, *dims: Any) -> Any:
+def flip(input: Any, *sizes: Any, dims: Any = None) -> Any:
     """Reverse the order of elements along ``dims``."""
-    dims = shape_args(dims)
+    dims = shape_args(sizes_or_keyword("flip", "dims", sizes, dims))
     axes = tuple(wrap_dim(d, input._data.ndim) for d in dims)
     for i, d in enumerate(axes):
         if d in axes[:i]:
@@ -284,8 +328,8 @@ def flip(input: Any, *dims: Any) -> Any:
 
 
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
-    """Shift elements cyclically along ``dims`` (the flattened tensor when None)."""
-    if dims is None:
+    """Shift elements cyclically along ``dims`` (the flattened tensor when None or empty)."""
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):
         return reshape(Roll.apply(flatten(input), shifts, 0), input._data.shape)
     n_shifts = 1 if isinstance(shifts, int) else len(shifts)
     n_dims = 1 if isinstance(dims, int) else len(dims)
@@ -299,9 +343,9 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
     return Roll.apply(input, tuple(int(s) for s in shifts), axes)
 
 
-def repeat(input: Any, *sizes: Any) -> Any:
+def repeat(input: Any, *sizes: Any, repeats: Any = None) -> Any:
     """Tile the tensor ``sizes[i]`` times along each dim (leading new dims allowed)."""
-    reps = shape_args(sizes)
+    reps = shape_args(sizes_or_keyword("repeat", "repeats", sizes, repeats))
     if len(reps) < input._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "
@@ -310,9 +354,9 @@ def repeat(input: Any, *sizes: Any) -> Any:
     return Repeat.apply(input, reps)
 
 
-def tile(input: Any, *dims: Any) -> Any:
+def tile(input: Any, *sizes: Any, dims: Any = None) -> Any:
     """Like ``repeat``, padding ``dims`` with leading 1s when it is shorter."""
-    reps = shape_args(dims)
+    reps = shape_args(sizes_or_keyword("tile", "dims", sizes, dims))
     reps = (1,) * (input._data.ndim - len(reps)) + reps
     return Repeat.apply(input, reps)
 
@@ -328,6 +372,6 @@ def movedim(input: Any, source: Any, destination: Any) -> Any:
     return Permute.apply(input, tuple(order))
 
 
-def contiguous(input: Any, memory_format: Any = None) -> Any:
+def contiguous(input: Any, memory_format: Any = contiguous_format) -> Any:
     """``input`` itself: mininn tensors need no stride bookkeeping."""
     return input

@@ -274,7 +274,7 @@ class triangular_solve_result(NamedTuple):  # noqa: N801 - torch.return_types.tr
                 f"cloned_coefficient={self.cloned_coefficient!r})")
 
 
-def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
+def triangular_solve(input: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False) -> Any:
     """``(X, A.clone())`` with ``A @ X = b`` (deprecated: ``linalg.solve_triangular``)."""
     import warnings
@@ -288,7 +288,7 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
         stacklevel=2,
     )
     coefficient = swap(A, -2, -1) if transpose else A
-    x = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = solve_triangular(coefficient, input, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(x, A.clone())
 
 
@@ -313,14 +313,15 @@ def _from_factor(factor: Any, upper: bool) -> Any:
     return matmul(h, factor) if upper else matmul(factor, h)
 
 
-def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Any:  # noqa: N803
-    """``X`` with ``(L @ L^H) @ X = B`` from the Cholesky factor ``L`` (``U^H @ U`` with ``upper``)."""
-    return solve(_from_factor(L, upper), B)
+def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Any:
+    """``X`` with ``(L @ L^H) @ X = B`` for ``B = input`` and the Cholesky factor ``L = input2``
+    (``U^H @ U`` with ``upper``)."""
+    return solve(_from_factor(input2, upper), input)
 
 
-def cholesky_inverse(L: Any, upper: bool = False) -> Any:  # noqa: N803
-    """The inverse of ``L @ L^H`` (``U^H @ U`` with ``upper``) from its Cholesky factor."""
-    return inv(_from_factor(L, upper))
+def cholesky_inverse(input: Any, upper: bool = False) -> Any:
+    """The inverse of ``L @ L^H`` (``U^H @ U`` with ``upper``) from its Cholesky factor ``input``."""
+    return inv(_from_factor(input, upper))
 
 
 # ---- the singular value decomposition and the pseudo-inverse ----------------------------------------

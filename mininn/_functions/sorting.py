@@ -38,7 +38,7 @@ def _order(a: Any, axis: int, descending: bool) -> Any:
     return np.argsort(a, axis=axis, kind="stable")
 
 
-def sort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+def sort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim``; gradients flow to the sorted values."""
     if input._data.ndim == 0:
         return return_types.sort(input.clone(), wrap(np.zeros((), np.int64)))
@@ -47,9 +47,9 @@ def sort(input: Any, dim: int = -1, descending: bool = False, stable: bool = Fal
     return return_types.sort(TakeAlongDim.apply(input, idx, axis), wrap(idx))
 
 
-def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+def argsort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
     """The indices that sort ``input`` along ``dim``."""
-    return sort(input, dim, descending, stable).indices
+    return sort(input, dim, descending, stable=stable).indices
 
 
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002

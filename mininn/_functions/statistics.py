@@ -21,7 +21,7 @@ from mininn._functions._util import _FLOAT, category, torch_type_name, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.indexing import gather
 from mininn._functions.join import stack
-from mininn._functions.shape import shape_args
+from mininn._functions.shape import shape_args, sizes_or_keyword
 from mininn._functions.sorting import sort
 from mininn._tensor_core import TensorCore
 from mininn.autograd.function import ArrayFunction, Context, wrap
@@ -158,14 +158,14 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     return out.squeeze(0) if qs.ndim == 0 else out
 
 
-def var_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def var_mean(input: Any, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Any, Any]:
     """``(var, mean)`` over ``dim``."""
     return (R.var(input, dim, unbiased, keepdim, correction=correction),
             R.mean(input, None if isinstance(dim, bool) else dim, keepdim))
 
 
-def std_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def std_mean(input: Any, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Any, Any]:
     """``(std, mean)`` over ``dim``."""
     return (R.std(input, dim, unbiased, keepdim, correction=correction),
@@ -222,9 +222,9 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:
     return wrap(counts.astype(a.dtype))
 
 
-def sum_to_size(input: Any, *size: Any) -> Any:
+def sum_to_size(input: Any, *sizes: Any, size: Any = None) -> Any:
     """``input`` summed down to ``size``, which it must broadcast from."""
-    target = shape_args(size)
+    target = shape_args(sizes_or_keyword("sum_to_size", "size", sizes, size))
     shape = input._data.shape
     lead = len(shape) - len(target)
     if lead < 0 or any(t not in (1, s) for t, s in zip(target, shape[lead:])):

@@ -185,13 +185,14 @@ def frac(input: Any) -> Any:
     return E.sub(input, trunc(input))
 
 
-def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Any:
+def nan_to_num(input: Any, nan: float | None = None, posinf: float | None = None,
+               neginf: float | None = None) -> Any:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (the dtype's extremes by default)."""
     a = input._data
     if category(a.dtype) < _FLOAT:
         return input.clone()
     info = np.finfo(a.dtype)
-    values = np.nan_to_num(a, nan=nan, posinf=info.max if posinf is None else posinf,
+    values = np.nan_to_num(a, nan=0.0 if nan is None else nan, posinf=info.max if posinf is None else posinf,
                            neginf=info.min if neginf is None else neginf)
     return E.where(wrap(np.isfinite(a)), input, wrap(values.astype(a.dtype, copy=False)))
 

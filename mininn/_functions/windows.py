@@ -11,6 +11,7 @@ import numpy as np
 
 from mininn import _dtype
 from mininn._factories import _finish
+from mininn._layout import check_dense
 
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
@@ -44,29 +45,33 @@ def _cosine_window(name: str, coefs: tuple[float, ...], window_length: int, peri
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
-                requires_grad: bool = False, layout: Any = None) -> Any:
+                requires_grad: bool = False, layout: Any = None, pin_memory: bool | None = False) -> Any:
     """``0.5 - 0.5 cos(2 pi n / N)``."""
+    check_dense(layout, pin_memory)
     return _cosine_window("hann_window", (0.5, 0.5), window_length, periodic, dtype, device, requires_grad)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
                    dtype: Any = None, device: Any = None, requires_grad: bool = False,
-                   layout: Any = None) -> Any:
+                   layout: Any = None, pin_memory: bool | None = False) -> Any:
     """``alpha - beta cos(2 pi n / N)``."""
+    check_dense(layout, pin_memory)
     return _cosine_window("hamming_window", (alpha, beta), window_length, periodic, dtype, device,
                           requires_grad)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
-                    requires_grad: bool = False, layout: Any = None) -> Any:
+                    requires_grad: bool = False, layout: Any = None, pin_memory: bool | None = False) -> Any:
     """``0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)``."""
+    check_dense(layout, pin_memory)
     return _cosine_window("blackman_window", (0.42, 0.5, 0.08), window_length, periodic, dtype, device,
                           requires_grad)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
-                    requires_grad: bool = False, layout: Any = None) -> Any:
+                    requires_grad: bool = False, layout: Any = None, pin_memory: bool | None = False) -> Any:
     """The triangular window ``1 - |2n / N - 1|``."""
+    check_dense(layout, pin_memory)
     _check_length("bartlett_window", window_length)
     if window_length == 1:
         return _window(np.ones(1), dtype, device, requires_grad)
@@ -75,8 +80,10 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = N
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: Any = None,
-                  device: Any = None, requires_grad: bool = False, layout: Any = None) -> Any:
+                  device: Any = None, requires_grad: bool = False, layout: Any = None,
+                  pin_memory: bool | None = False) -> Any:
     """``I0(beta sqrt(1 - (2n / N - 1)**2)) / I0(beta)``."""
+    check_dense(layout, pin_memory)
     _check_length("kaiser_window", window_length)
     if window_length == 1:
         return _window(np.ones(1), dtype, device, requires_grad)

@@ -1,6 +1,8 @@
-"""Reverse-mode autograd: grad-mode switches, ``ArrayFunction`` and the engine."""
+"""Reverse-mode autograd: grad-mode switches, ``ArrayFunction`` and the engine, and
+``Function`` (torch's ``torch.autograd.Function``, for users' own differentiable ops)."""
 
-from mininn.autograd.function import ArrayFunction, Context, Node
+from mininn.autograd import function
+from mininn.autograd.function import ArrayFunction, Context, Function, FunctionCtx, Node, once_differentiable
 from mininn.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -14,14 +16,18 @@ from mininn.autograd.variable import Variable  # torch's deprecated wrapper (iss
 __all__ = [
     "Context",
     "ArrayFunction",
+    "Function",
+    "FunctionCtx",
     "GradcheckError",
     "Node",
     "enable_grad",
+    "function",
     "grad",
     "gradcheck",
     "inference_mode",
     "is_grad_enabled",
     "no_grad",
+    "once_differentiable",
     "set_grad_enabled",
     "Variable",
 ]

@@ -53,7 +53,19 @@ if TYPE_CHECKING:
 # outputs of these dtypes (floating and complex) get a grad_fn; others (indices, masks) never require grad
 _FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point or d.is_complex)
 
-__all__ = ["ArrayFunction", "Context", "Node", "AccumulateGrad", "run_backward", "wrap", "set_tensor_class"]
+__all__ = [
+    "ArrayFunction",
+    "Context",
+    "Node",
+    "AccumulateGrad",
+    "run_backward",
+    "wrap",
+    "set_tensor_class",
+    "Function",
+    "FunctionCtx",
+    "BackwardCFunction",
+    "once_differentiable",
+]
 
 # the public Tensor class (mininn.tensor.Tensor), which every op result is made in; None until
 # mininn.tensor is imported, so an op run before that fails instead of making bare TensorCores
@@ -171,6 +183,15 @@ class Node:
         hooks = self.pre_hooks.setdefault(output_nr, [])
         hooks.append(hook)
         return hooks
+
+    def _materialize_grads(self, grads: list[Any]) -> list[Any]:
+        """The gradients ``apply`` receives: zeros for outputs that got none (of several)."""
+        if self.n_outputs == 1:
+            return grads
+        return [
+            g if g is not None else np.zeros(shape, dtype)
+            for g, (shape, dtype) in zip(grads, self.out_meta)
+        ]
 
     def apply(self, grads: list[Any]) -> tuple[Any, ...]:
         """Gradients for each ``next`` edge from gradients of each output."""
@@ -448,7 +469,7 @@ def run_backward(
                     continue
             input_grads: tuple[Any, ...] = ()
             if grads is not None and any(g is not None for g in grads):
-                grads = _fill_missing(node, grads)
+                grads = node._materialize_grads(grads)
                 if node.pre_hooks:
                     grads = _run_pre_hooks(node, grads)
                 input_grads = node.apply(grads)
@@ -474,26 +495,19 @@ def run_backward(
     return captured
 
 
-def _fill_missing(node: Node, grads: list[Any]) -> list[Any]:
-    if node.n_outputs == 1:
-        return grads
-    return [
-        g if g is not None else np.zeros(shape, dtype)
-        for g, (shape, dtype) in zip(grads, node.out_meta)
-    ]
-
-
 def _run_pre_hooks(node: Node, grads: list[Any]) -> list[Any]:
     assert node.pre_hooks is not None
     for output_nr, hooks in list(node.pre_hooks.items()):
         if output_nr < 0:
             continue
         for hook in tuple(hooks):
+            if grads[output_nr] is None:  # an output without gradient (set_materialize_grads(False))
+                break
             new = hook(wrap(grads[output_nr]))
             if new is not None:
                 grads[output_nr] = new._data
     for hook in tuple(node.pre_hooks.get(-1, ())):
-        new = hook(tuple(wrap(g) for g in grads))
+        new = hook(tuple(None if g is None else wrap(g) for g in grads))
         if new is not None:
             grads = [None if g is None else g._data for g in new]
     return grads
@@ -508,3 +522,9 @@ def _run_post_hooks(node: Node, input_grads: tuple[Any, ...], grads: list[Any]) 
         if new is not None:
             input_grads = tuple(None if g is None else g._data for g in new)
     return input_grads
+
+
+# torch.autograd.function's names for users (served code imports them from here, through
+# the torch alias); defined in their own modules, which import this one
+from mininn.autograd.custom_function import BackwardCFunction, Function, once_differentiable  # noqa: E402
+from mininn.autograd.function_ctx import FunctionCtx  # noqa: E402

@@ -136,8 +136,8 @@ def write_safetensors(
 
 def load(
     f: FileLike,
-    *,
     map_location: str | Device | None = None,
+    *,
     device: str | Device | None = None,
     weights_only: bool | None = None,
 ) -> Any:

@@ -14,7 +14,7 @@ import warnings
 from typing import Any
 
 from mininn import _dtype
-from mininn.sparse._layout import layout, sparse_coo, strided
+from mininn._layout import layout, sparse_coo, strided
 from mininn.sparse._matmul import addmm, matmul, mm, sparse_mm, spmm
 from mininn.sparse._reduce import sparse_sum
 from mininn.sparse._softmax import log_softmax, softmax

@@ -23,10 +23,10 @@ import numpy as np
 from mininn import _dtype
 from mininn._backend import as_device, to_device
 from mininn._functions import conversion as C
+from mininn._layout import sparse_coo, strided
 from mininn._tensor_core import Size, TensorCore
 from mininn.autograd.function import _edge
 from mininn.sparse import _ops as O
-from mininn.sparse._layout import sparse_coo, strided
 from mininn.tensor import Tensor
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "make_sparse"]

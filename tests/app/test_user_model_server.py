@@ -16,6 +16,7 @@ import json
 import shutil
 import subprocess
 import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,9 @@ import pytest
 from _app_support import Server, binary_request, run_server, split_binary_response, wait_until
 
 torch = pytest.importorskip("torch")
+# torchvision's C++ operators fail to register beside the CPU torch wheel; the model files use only its
+# Python modules, so its operator registrations are skipped (as tests/mininn/vision/_torchvision.py does)
+sys.modules.setdefault("torchvision._meta_registrations", types.ModuleType("torchvision._meta_registrations"))
 
 USER_MODELS = Path(__file__).parent / "user_models"
 KEY = "user-model-key"
@@ -44,6 +48,7 @@ class Case:
     inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
     loss: Callable[[Any, dict[str, Any]], Any] = field(default=lambda out, x: _sum_of_squares(out))
     model: Any = None  # the trained torch module (eval mode)
+    lr: float = 0.05  # SGD's learning rate for the few training steps
 
 
 def _sum_of_squares(out: Any) -> Any:
@@ -100,6 +105,50 @@ CASES = [
          "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"x": _image((5, 3))(rng)},
     ),
+    Case(
+        "einops-vit",
+        "einops_vit",
+        {"module": "model.py:ViT", "init": {"num_classes": 4},
+         "inputs": [{"name": "img", "datatype": "FP32", "shape": [-1, 3, 8, 8]}]},
+        lambda rng: {"img": _image((2, 3, 8, 8))(rng)},
+    ),
+    Case(
+        "custom-function",
+        "custom_function",
+        {"module": "model.py:SwishQuantMLP", "init": {"d_hidden": 12},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 6]}]},
+        lambda rng: {"x": _image((4, 6))(rng)},
+    ),
+    Case(  # `from torch.utils.data import Dataset, DataLoader` and a Dataset beside the model
+        "dataset-beside",
+        "dataset_beside",
+        {"module": "model.py:WindowForecaster", "init": {"channels": 3, "hidden": 16},
+         "inputs": [{"name": "window", "datatype": "FP32", "shape": [-1, 3, 16]}]},
+        lambda rng: {"window": _image((4, 3, 16))(rng)},
+    ),
+    Case(  # @torch.jit.script helpers in forward, a @torch.jit.ignore'd method, torch.jit.Final
+        "jit-helpers",
+        "jit_helpers",
+        {"module": "model.py:ResidualMLP", "init": {"in_features": 8, "num_classes": 4},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 8]}]},
+        lambda rng: {"x": _image((5, 8))(rng)},
+    ),
+    Case(
+        "keywords",
+        "keywords",
+        {"module": "model.py:KeywordNet", "init": {"channels": 6, "num_classes": 3},
+         "inputs": [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 8, 8]}],
+         "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 3]}]},
+        lambda rng: {"image": _image((2, 3, 8, 8))(rng)},
+    ),
+    Case(
+        "tv-backbone",
+        "tv_backbone",
+        {"module": "model.py:BackboneClassifier", "init": {"num_classes": 4},
+         "inputs": [{"name": "images", "datatype": "FP32", "shape": [-1, 3, 64, 64]}]},
+        lambda rng: {"images": _image((2, 3, 64, 64))(rng)},
+        lr=1e-3,  # ResNet-50 diverges at 0.05 on batches of two
+    ),
     Case(  # sparse COO adjacency built in forward, torch.spmm (issue 30)
         "graph-net",
         "graph_net",
@@ -134,7 +183,7 @@ def train(case: Case) -> tuple[Any, bytes]:
     torch.manual_seed(0)
     module_name = case.spec["module"].split(":")[1]
     model = getattr(code, module_name)(**case.spec.get("init", {}))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    optimizer = torch.optim.SGD(model.parameters(), lr=case.lr)
     rng = np.random.default_rng(1)
     for _ in range(3):
         x = {k: torch.from_numpy(v) for k, v in case.inputs(rng).items()}
@@ -290,8 +339,21 @@ def _torch_hooked(case: Case, module: str, x: dict[str, np.ndarray], edit: Calla
     return seen[0], outputs
 
 
-@pytest.mark.parametrize(("name", "module"), [("cnn", "stage1"), ("gpt", "blocks.0.attn"),
-                                            ("graph-net", "gc1"), ("legacy-params", "pool")])
+CAPTURES = [  # (model, module): one captured layer per case that shows something new
+    ("cnn", "stage1"),
+    ("gpt", "blocks.0.attn"),
+    ("einops-vit", "to_patch_embedding.0"),
+    ("custom-function", "body.3"),
+    ("dataset-beside", "encoder"),
+    ("jit-helpers", "blocks.1"),
+    ("keywords", "mixer"),
+    ("tv-backbone", "backbone.layer4"),
+    ("graph-net", "gc1"),
+    ("legacy-params", "pool"),
+]
+
+
+@pytest.mark.parametrize(("name", "module"), CAPTURES)
 def test_activation_capture_equals_a_torch_forward_hook(served: Server, name: str, module: str) -> None:
     case = BY_NAME[name]
     x = case.inputs(np.random.default_rng(9))
@@ -403,6 +465,13 @@ BROKEN = {
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        raise ValueError('no config for this size')\n",
         "model.py:7 in __init__: ValueError: no config for this size",
+    ),
+    "downloads-weights": (
+        "import torch\nfrom torch.hub import load_state_dict_from_url\n\n\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 4)\n"
+        "        self.load_state_dict(load_state_dict_from_url('https://example.org/net-1a2b3c4d.pth'))\n",
+        "model.py:9 in __init__: DownloadRefusedError: https://example.org/net-1a2b3c4d.pth is not in the "
+        "hub cache",
     ),
     "raises-at-warm-up": (
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"

@@ -23,13 +23,25 @@ REGENERATE_DOC = "python -m mininn.coverage > docs/torch-coverage.md"
 
 
 def torch_name_lists() -> dict[str, tuple[str, ...]]:
-    """The reference lists, read from the installed torch."""
+    """The reference lists, read from the installed torch, torchvision and einops."""
+    import einops
     import torch
+    import torch.distributions
+    import torch.hub
+    import torch.jit
     import torch.nn.functional as F
+    import torch.sparse
+    import torch.utils.data
+    import torchvision  # loads beside CPU torch: tests/conftest.py
 
     def is_function(obj: object) -> bool:
         return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))
 
+    def public(names: object) -> tuple[str, ...]:
+        return tuple(sorted({n for n in names if not n.startswith("_")}))
+
+    jit_imports = {"torch", "warnings", "contextmanager", "annotations", "Iterator", "frontend", "isinstance"}
+    transforms = torchvision.transforms
     return {
         "NN_MODULES": tuple(sorted(set(torch.nn.modules.__all__))),
         "NN_FUNCTIONAL": tuple(sorted(n for n in dir(F)
@@ -37,12 +49,22 @@ def torch_name_lists() -> dict[str, tuple[str, ...]]:
         "NN_UTILS": tuple(sorted(set(torch.nn.utils.__all__))),
         "TORCH": tuple(sorted({n for n in torch.__all__ if not n.startswith("_")
                                and callable(getattr(torch, n, None))})),
-        "SPARSE": tuple(sorted(set(torch.sparse.__all__))),
+        "UTILS_DATA": public(torch.utils.data.__all__),
+        "JIT": public(n for n in dir(torch.jit) if n not in jit_imports),
+        "HUB": public(torch.hub.__all__),
+        "SPARSE": public(torch.sparse.__all__),
+        "DISTRIBUTIONS": public(torch.distributions.__all__),
+        "TORCHVISION_MODELS": public(torchvision.models.list_models(module=torchvision.models)),
+        "TORCHVISION_OPS": public(torchvision.ops.__all__),
+        "TORCHVISION_TRANSFORMS": public(n for n in dir(transforms) if n[0].isupper()),
+        "EINOPS": public([*einops.__all__, "layers.torch.EinMix", "layers.torch.Rearrange",
+                          "layers.torch.Reduce"]),
     }
 
 
 def render_names_module() -> str:
     import torch
+    import torchvision
 
     version = torch.__version__.split("+")[0]
     parts = [
@@ -51,13 +73,22 @@ def render_names_module() -> str:
         f"``{REGENERATE_NAMES}``; do not edit by hand.\n"
         '"""\n\n'
         f'TORCH_VERSION = "{version}"\n'
+        f'TORCHVISION_VERSION = "{torchvision.__version__.split("+")[0]}"\n'
     ]
     comments = {
         "NN_MODULES": "torch.nn.modules.__all__",
         "NN_FUNCTIONAL": "public functions of torch.nn.functional",
         "NN_UTILS": "torch.nn.utils.__all__",
         "TORCH": "public callables of torch.__all__",
+        "UTILS_DATA": "torch.utils.data.__all__",
+        "JIT": "the public names of torch.jit (its module attributes, less what it imports)",
+        "HUB": "torch.hub.__all__",
         "SPARSE": "torch.sparse.__all__",
+        "DISTRIBUTIONS": "torch.distributions.__all__",
+        "TORCHVISION_MODELS": "torchvision's classification builders (models.list_models(module=models))",
+        "TORCHVISION_OPS": "torchvision.ops.__all__",
+        "TORCHVISION_TRANSFORMS": "torchvision.transforms' public classes",
+        "EINOPS": "einops.__all__ and einops.layers.torch's layers",
     }
     for key, names in torch_name_lists().items():
         body = textwrap.fill(" ".join(f'"{n}",' for n in names), width=100,
@@ -68,6 +99,8 @@ def render_names_module() -> str:
 
 def test_stored_torch_name_lists_are_the_installed_torchs():
     pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    pytest.importorskip("torchvision")
     from mininn import _torch_names
 
     expected = torch_name_lists()
@@ -109,5 +142,8 @@ def test_coverage_module_never_imports_torch():
 
 
 if __name__ == "__main__":
+    # as tests/conftest.py does: torchvision's C++ meta registrations cannot load beside CPU torch
+    meta = "torchvision._meta_registrations"
+    sys.modules.setdefault(meta, types.ModuleType(meta))
     NAMES_FILE.write_text(render_names_module())
     sys.stdout.write(f"wrote {NAMES_FILE.relative_to(ROOT)}\n")

@@ -34,7 +34,9 @@ def test_a_short_run_learns_real_digits():
     from models import digits
 
     train_x, train_y, test_x, test_y = digits.split(*digits.load_mnist_5k())
-    model = train(train_x[:640], train_y[:640], TrainConfig(epochs=2, max_shift=0))
+    # Four epochs: after two, held-out accuracy over seeds 0-5 ranged 0.30-0.56, so the bar below
+    # measured the draw of the initial weights; after four it is 0.57-0.70 for all six.
+    model = train(train_x[:640], train_y[:640], TrainConfig(epochs=4, max_shift=0))
     assert not model.training
     assert accuracy(model, test_x[:500], test_y[:500]) > 0.5  # chance is 0.1
 

@@ -211,9 +211,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return _finish(input, _Threshold, inplace, threshold, value)
 
 
-def _rrelu_noise(x: Any, lower: float, upper: float) -> Any:
+def _rrelu_noise(x: Any, lower: float, upper: float, generator: Any = None) -> Any:
     """Slopes drawn from U(lower, upper) where ``x <= 0``, 1 elsewhere, in ``x``'s dtype."""
-    gen = _factories.default_generator
+    gen = generator or _factories.default_generator
     with gen._lock:
         draws = gen.rng.uniform(lower, upper, x.shape)
     xp = xp_of(x)
@@ -221,7 +221,7 @@ def _rrelu_noise(x: Any, lower: float, upper: float) -> Any:
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
-          inplace: bool = False) -> Tensor:
+          inplace: bool = False, *, _generator: Any = None) -> Tensor:
     """Randomized leaky ReLU: negative slopes drawn from U(lower, upper) per element in training,
     their mean ``(lower + upper) / 2`` otherwise."""
     if lower > upper:
@@ -230,7 +230,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         check_float(input, "leaky_relu_cpu")
         return _finish(input, _LeakyRelu, inplace, (lower + upper) / 2)
     check_float(input, "rrelu_with_noise_out_cpu")
-    noise = Tensor(_rrelu_noise(input._data, float(lower), float(upper)))
+    noise = Tensor(_rrelu_noise(input._data, float(lower), float(upper), _generator))
     return apply_op(MulMask, input, inplace, noise)
 
 
@@ -461,9 +461,10 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
-def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    """``rrelu`` written into ``input``."""
-    return rrelu(input, lower, upper, training, inplace=True)
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator: Any = None) -> Tensor:
+    """``rrelu`` written into ``input`` (slopes drawn from ``generator`` when given)."""
+    return rrelu(input, lower, upper, training, inplace=True, _generator=generator)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
