@@ -981,3 +981,5 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+from mininn import distributions  # noqa: E402, F401  # isort: skip - torch.distributions without an import

@@ -1,26 +1,82 @@
 """``mininn.distributions``: probability distributions with torch's interface.
 
-``Distribution`` (the base) and ``Bernoulli``, ``Categorical``, ``Normal``,
-``Uniform``: ``sample``/``rsample``, ``log_prob``, ``entropy``, ``mean``,
-``variance``, ``expand``, argument validation with torch's messages, and ``kl_divergence``. Samples come from
-mininn's global generator (``mininn.manual_seed``), not torch's sequence.
+Every family has ``sample`` (and ``rsample`` where torch's is reparameterised), ``log_prob``,
+``entropy``, ``mean``, ``variance``/``stddev``, ``mode``, ``cdf``/``icdf`` where torch has them,
+``support``/``arg_constraints``, ``batch_shape``/``event_shape``, ``expand``, and argument
+validation with torch's messages; ``kl_divergence`` covers the pairs torch registers among them
+(``kl.py``, ``kl_families.py``). Samples come from mininn's global generator
+(``mininn.manual_seed``), not torch's sequence.
 """
 
-from mininn.distributions import constraints
+from mininn.distributions import constraints, kl_families, transforms
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
+from mininn.distributions.counts import Binomial, Geometric, Poisson
+from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
+from mininn.distributions.gamma import Chi2, Exponential, Gamma
+from mininn.distributions.independent import Independent
 from mininn.distributions.kl import kl_divergence, register_kl
+from mininn.distributions.location_scale import Cauchy, Laplace, StudentT
+from mininn.distributions.mixture_same_family import MixtureSameFamily
+from mininn.distributions.multivariate_normal import MultivariateNormal
 from mininn.distributions.normal import Normal
+from mininn.distributions.one_hot import Multinomial, OneHotCategorical, OneHotCategoricalStraightThrough
+from mininn.distributions.relaxed import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
+from mininn.distributions.transformed_distribution import HalfNormal, LogNormal, TransformedDistribution
+from mininn.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    ExpTransform,
+    SigmoidTransform,
+    Transform,
+)
 from mininn.distributions.uniform import Uniform
 
+del kl_families  # imported for its registrations
+
 __all__ = [
+    "AbsTransform",
+    "AffineTransform",
     "Bernoulli",
+    "Beta",
+    "Binomial",
     "Categorical",
+    "Cauchy",
+    "Chi2",
+    "Dirichlet",
     "Distribution",
+    "ExpRelaxedCategorical",
+    "ExpTransform",
+    "Exponential",
+    "Gamma",
+    "Geometric",
+    "HalfNormal",
+    "Independent",
+    "Laplace",
+    "LogNormal",
+    "LogitRelaxedBernoulli",
+    "MixtureSameFamily",
+    "Multinomial",
+    "MultivariateNormal",
     "Normal",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+    "Poisson",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "SigmoidTransform",
+    "StudentT",
+    "Transform",
+    "TransformedDistribution",
     "Uniform",
     "constraints",
     "kl_divergence",
     "register_kl",
+    "transforms",
 ]

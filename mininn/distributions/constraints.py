@@ -17,11 +17,21 @@ __all__ = [
     "Constraint",
     "boolean",
     "greater_than",
+    "greater_than_eq",
+    "independent",
     "integer_interval",
     "interval",
     "less_than",
+    "lower_cholesky",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
     "positive",
+    "positive_definite",
+    "positive_integer",
     "real",
+    "real_vector",
     "simplex",
     "unit_interval",
 ]
@@ -115,6 +125,95 @@ class Simplex(Constraint):
         return Tensor(np.asarray(np.all(v >= 0, axis=-1) & (np.abs(v.sum(-1) - 1) < 1e-6)))
 
 
+class GreaterThanEq(GreaterThan):
+    def check(self, value: Tensor) -> Tensor:
+        return Tensor(np.asarray(_raw(self.lower_bound) <= _raw(value)))
+
+
+class IntegerGreaterThan(GreaterThan):
+    is_discrete = True
+
+    def check(self, value: Tensor) -> Tensor:
+        v = _raw(value)
+        return Tensor(np.asarray((np.mod(v, 1) == 0) & (v >= _raw(self.lower_bound))))
+
+
+class IndependentConstraint(Constraint):
+    """``base`` checked on values whose rightmost ``reinterpreted_batch_ndims`` more dims are one event."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value: Tensor) -> Tensor:
+        result = np.asarray(self.base_constraint.check(value)._data)
+        n = self.reinterpreted_batch_ndims
+        if result.ndim < n:
+            expected = self.base_constraint.event_dim + n
+            raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
+        return Tensor(np.asarray(result.reshape(result.shape[:result.ndim - n] + (-1,)).all(-1)))
+
+    def __repr__(self) -> str:
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class PositiveDefinite(Constraint):
+    """Symmetric matrices (the last two dims) with a Cholesky factor."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        v = np.asarray(_raw(value))
+        symmetric = np.isclose(v, np.swapaxes(v, -1, -2), atol=1e-6).reshape(v.shape[:-2] + (-1,)).all(-1)
+        if not symmetric.all():
+            return Tensor(np.asarray(symmetric))
+        return Tensor(np.asarray(np.linalg.eigvalsh(v).min(-1) > 0))
+
+
+class LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        v = np.asarray(_raw(value))
+        lower = (np.tril(v) == v).reshape(v.shape[:-2] + (-1,)).all(-1)
+        return Tensor(np.asarray(lower & (np.diagonal(v, axis1=-2, axis2=-1) > 0).all(-1)))
+
+
+class Multinomial(Constraint):
+    """Non-negative integer counts (the last dim) summing to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        v = np.asarray(_raw(value))
+        return Tensor(np.asarray((v >= 0).all(-1) & (v.sum(-1) <= _raw(self.upper_bound))))
+
+
+class OneHot(Constraint):
+    """Vectors of 0s and 1s (the last dim) with exactly one 1."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        v = np.asarray(_raw(value))
+        return Tensor(np.asarray(((v == 0) | (v == 1)).all(-1) & (v.sum(-1) == 1)))
+
+
 real = Real()
 positive = GreaterThan(0.0)
 unit_interval = Interval(0.0, 1.0)
@@ -124,3 +223,13 @@ greater_than = GreaterThan
 less_than = LessThan
 interval = Interval
 integer_interval = IntegerInterval
+greater_than_eq = GreaterThanEq
+nonnegative = GreaterThanEq(0.0)
+nonnegative_integer = IntegerGreaterThan(0)
+positive_integer = IntegerGreaterThan(1)
+independent = IndependentConstraint
+real_vector = IndependentConstraint(real, 1)
+positive_definite = PositiveDefinite()
+lower_cholesky = LowerCholesky()
+multinomial = Multinomial
+one_hot = OneHot()

@@ -68,6 +68,21 @@ class Distribution:
     def _extended_shape(self, sample_shape: Any = ()) -> Size:
         return Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
 
+    def _expanded(self, batch_shape: Any, params: dict[str, int], **extra: Any) -> Any:
+        """A copy over ``batch_shape`` whose tensors ``params`` (name -> event dims) are expanded,
+        not copied; ``extra`` attributes are set as given. Validation is not rerun."""
+        batch_shape = Size(batch_shape)
+        new = type(self).__new__(type(self))
+        for name, event_dims in params.items():
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                tail = tuple(value.shape[value.dim() - event_dims:]) if event_dims else ()
+                new.__dict__[name] = value.expand(tuple(batch_shape) + tail)
+        new.__dict__.update(extra)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     # ---- the interface ----------------------------------------------------------------
     @property
     def support(self) -> constraints.Constraint:

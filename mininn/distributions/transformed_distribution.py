@@ -1,0 +1,189 @@
+"""``TransformedDistribution(base, transforms)``: a base distribution pushed through elementwise
+transforms, and the two families torch builds that way, ``LogNormal`` and ``HalfNormal``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import mininn
+from mininn.distributions import constraints
+from mininn.distributions.distribution import Distribution
+from mininn.distributions.independent import sum_rightmost
+from mininn.distributions.normal import Normal
+from mininn.distributions.transforms import AbsTransform, ExpTransform, Transform
+from mininn.tensor import Tensor
+
+__all__ = ["HalfNormal", "LogNormal", "TransformedDistribution"]
+
+
+class TransformedDistribution(Distribution):
+    """Draws of ``base_distribution`` mapped through ``transforms`` in order; ``log_prob`` inverts them
+    and subtracts their log-Jacobians. Shapes are the base's (the transforms are elementwise)."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {}
+
+    def __init__(self, base_distribution: Distribution, transforms: Any,
+                 validate_args: bool | None = None) -> None:
+        if isinstance(transforms, Transform):
+            self.transforms = [transforms]
+        elif isinstance(transforms, list):
+            if not all(isinstance(t, Transform) for t in transforms):
+                raise ValueError("transforms must be a Transform or a list of Transforms")
+            self.transforms = transforms
+        else:
+            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
+        if any(t.event_dim for t in self.transforms):
+            raise NotImplementedError("mininn's TransformedDistribution takes elementwise transforms only")
+        self.base_dist = base_distribution
+        super().__init__(base_distribution.batch_shape, base_distribution.event_shape,
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        """The same distribution repeated over ``batch_shape``."""
+        return self._expanded(batch_shape, {}, base_dist=self.base_dist.expand(batch_shape),
+                              transforms=self.transforms)
+
+    @property
+    def support(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        if len(self.event_shape) > support.event_dim:
+            support = constraints.independent(support, len(self.event_shape) - support.event_dim)
+        return support
+
+    @property
+    def has_rsample(self) -> bool:  # type: ignore[override]
+        return self.base_dist.has_rsample
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with mininn.no_grad():
+            return self.rsample_from(self.base_dist.sample(sample_shape))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        return self.rsample_from(self.base_dist.rsample(sample_shape))
+
+    def rsample_from(self, x: Tensor) -> Tensor:
+        """``x`` (a base draw) through every transform."""
+        for transform in self.transforms:
+            x = transform(x)
+        return x
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        event_dim = len(self.event_shape)
+        log_prob: Any = 0.0
+        y = value
+        for transform in reversed(self.transforms):
+            x = transform.inv(y)
+            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim)
+            y = x
+        base_dims = event_dim - len(self.base_dist.event_shape)
+        return log_prob + sum_rightmost(self.base_dist.log_prob(y), base_dims)
+
+    def _monotonize_cdf(self, value: Tensor) -> Tensor:
+        sign: Any = 1
+        for transform in self.transforms:
+            sign = sign * transform.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value: Tensor) -> Tensor:
+        for transform in self.transforms[::-1]:
+            value = transform.inv(value)
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        """The value below which a draw falls with probability ``value``."""
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        for transform in self.transforms:
+            value = transform(value)
+        return value
+
+
+class LogNormal(TransformedDistribution):
+    """``exp(X)`` for ``X ~ Normal(loc, scale)``."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "loc": constraints.real, "scale": constraints.positive,
+    }
+    support = constraints.positive  # type: ignore[assignment]
+    has_rsample = True  # type: ignore[assignment]
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
+                         validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        scale2 = self.scale.pow(2)
+        return scale2.expm1() * (2 * self.loc + scale2).exp()
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() + self.loc
+
+
+class HalfNormal(TransformedDistribution):
+    """``|X|`` for ``X ~ Normal(0, scale)``."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"scale": constraints.positive}
+    support = constraints.nonnegative  # type: ignore[assignment]
+    has_rsample = True  # type: ignore[assignment]
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def mode(self) -> Tensor:
+        return mininn.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return mininn.where(value >= 0, log_prob, -math.inf)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        """The value below which a draw falls with probability ``prob``."""
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
