@@ -19,10 +19,6 @@ from mininn.tensor import Size, Tensor
 __all__ = ["Binomial", "Geometric", "Poisson"]
 
 
-def _softplus(x: Tensor) -> Tensor:
-    return x.clamp(min=0) + mininn.log1p(mininn.exp(-x.abs()))
-
-
 class Poisson(Distribution):
     """``rate ** k * exp(-rate) / k!`` for ``k = 0, 1, 2, ...``."""
 
@@ -144,7 +140,7 @@ class Geometric(_ProbsOrLogits):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self) -> Tensor:
-        bce = _softplus(self.logits) - self.logits * self.probs
+        bce = mininn.nn.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
         return bce / self.probs
 
 

@@ -1,0 +1,92 @@
+"""The counting and one-hot families against torch 2.13: Poisson, Geometric, Binomial (both
+parametrisations), Multinomial, OneHotCategorical: log_prob, entropy, moments, mode, enumerate_support."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.mininn._tensor_parity import run_both
+
+torch = pytest.importorskip("torch")
+
+FLOATS = [np.float32, np.float64]
+_RNG = np.random.default_rng(7)
+RATES = _RNG.uniform(0.2, 6.0, (2, 3))
+COUNTS = _RNG.integers(0, 9, (4, 2, 3)).astype(np.float64)
+PROBS = _RNG.uniform(0.05, 0.95, (2, 3))
+LOGITS = _RNG.standard_normal((2, 3)) * 2
+WEIGHTS = _RNG.uniform(0.1, 1.0, (2, 4))
+
+
+def D(lib):  # noqa: N802 - the distributions module of either library
+    return lib.distributions
+
+
+def _stats(dist, names=("mean", "variance", "stddev", "mode")):
+    return tuple(getattr(dist, n) for n in names)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_poisson_matches_torch(dtype):
+    r, k = RATES.astype(dtype), COUNTS.astype(dtype)
+    run_both(lambda lib, a, x: D(lib).Poisson(a).log_prob(x), r, k)
+    run_both(lambda lib, a: _stats(D(lib).Poisson(a)), r)
+    zero_rate = np.array([0.0, 1.5], dtype)
+    run_both(lambda lib, a, x: D(lib).Poisson(a).log_prob(x), zero_rate, np.array([0.0, 2.0], dtype),
+             check_grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_geometric_matches_torch_in_both_parametrisations(dtype):
+    p, z, k = PROBS.astype(dtype), LOGITS.astype(dtype), COUNTS.astype(dtype)
+    run_both(lambda lib, a, x: D(lib).Geometric(a).log_prob(x), p, k)
+    run_both(lambda lib, a, x: D(lib).Geometric(logits=a).log_prob(x), z, k)
+    run_both(lambda lib, a: _stats(D(lib).Geometric(a)) + (D(lib).Geometric(a).entropy(),), p)
+    run_both(lambda lib, a: (D(lib).Geometric(logits=a).entropy(), D(lib).Geometric(logits=a).probs), z)
+    certain = np.array([1.0, 0.5], dtype)
+    run_both(lambda lib, a, x: D(lib).Geometric(a).log_prob(x), certain, np.array([0.0, 3.0], dtype),
+             check_grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_binomial_matches_torch_in_both_parametrisations(dtype):
+    n = np.full((2, 3), 8.0, dtype)
+    p, z, k = PROBS.astype(dtype), LOGITS.astype(dtype), COUNTS.astype(dtype)
+    run_both(lambda lib, a, x: D(lib).Binomial(8, a).log_prob(x), p, k)
+    run_both(lambda lib, a, x: D(lib).Binomial(8, logits=a).log_prob(x), z, k)
+    run_both(lambda lib, c, a: _stats(D(lib).Binomial(c, a)) + (D(lib).Binomial(c, a).entropy(),), n, p)
+    run_both(lambda lib, a: (D(lib).Binomial(8, logits=a).entropy(), D(lib).Binomial(8, logits=a).mean), z)
+    run_both(lambda lib, a: (D(lib).Binomial(8, a).enumerate_support(),
+                             D(lib).Binomial(8, a).enumerate_support(False)), p, check_grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_multinomial_matches_torch(dtype):
+    w, z = WEIGHTS.astype(dtype), (WEIGHTS * 3).astype(dtype)
+    counts = np.array([[[1, 0, 3, 1], [0, 0, 5, 0]], [[2, 2, 1, 0], [1, 1, 1, 2]]], dtype)
+    run_both(lambda lib, p, x: D(lib).Multinomial(5, p).log_prob(x), w, counts)
+    run_both(lambda lib, a, x: D(lib).Multinomial(5, logits=a).log_prob(x), z, counts)
+    run_both(lambda lib, p: (D(lib).Multinomial(5, p).mean, D(lib).Multinomial(5, p).variance,
+                             D(lib).Multinomial(5, p).entropy()), w)
+    with_zero = w.copy()
+    with_zero[0, 1] = 0.0
+    run_both(lambda lib, p, x: D(lib).Multinomial(5, p).log_prob(x), with_zero, counts[:, :1],
+             check_grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_one_hot_categorical_matches_torch(dtype):
+    w = WEIGHTS.astype(dtype)
+    hot = np.eye(4, dtype=dtype)[np.array([[1, 3], [0, 2], [3, 3]])]
+    run_both(lambda lib, p, x: D(lib).OneHotCategorical(p).log_prob(x), w, hot)
+    run_both(lambda lib, p: _stats(D(lib).OneHotCategorical(p)) + (D(lib).OneHotCategorical(p).entropy(),), w)
+    one_hot = lambda lib, a: D(lib).OneHotCategorical(logits=a)  # noqa: E731
+    run_both(lambda lib, a: (one_hot(lib, a).enumerate_support(), one_hot(lib, a).enumerate_support(False)),
+             w, check_grad=False)
+
+
+def test_straight_through_one_hot_passes_the_gradient_to_probs_like_torch():
+    w = WEIGHTS.astype(np.float64)
+    run_both(lambda lib, p: D(lib).OneHotCategoricalStraightThrough(p).rsample((3,)) * 0
+             + D(lib).OneHotCategoricalStraightThrough(p).probs, w)

@@ -1,0 +1,117 @@
+"""Distributions over vectors against torch 2.13: MultivariateNormal in its three parametrisations
+with broadcast batches, Independent, MixtureSameFamily, and the relaxed (Concrete) families."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mininn
+from tests.mininn._tensor_parity import run_both
+
+torch = pytest.importorskip("torch")
+
+FLOATS = [np.float32, np.float64]
+_RNG = np.random.default_rng(11)
+A = _RNG.standard_normal((2, 3, 3))
+COV = A @ A.transpose(0, 2, 1) + 0.5 * np.eye(3)
+LOC = _RNG.standard_normal((4, 2, 3))
+VALUE = _RNG.standard_normal((5, 4, 2, 3))
+
+
+def D(lib):  # noqa: N802 - the distributions module of either library
+    return lib.distributions
+
+
+def _mvn(lib, loc, matrix, kind):
+    return D(lib).MultivariateNormal(loc, **{kind: matrix})
+
+
+def _matrix(kind, dtype):
+    if kind == "covariance_matrix":
+        return COV.astype(dtype)
+    if kind == "precision_matrix":
+        return np.linalg.inv(COV).astype(dtype)
+    return np.linalg.cholesky(COV).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_multivariate_normal_matches_torch_in_each_parametrisation(dtype, kind):
+    loc, matrix, value = LOC.astype(dtype), _matrix(kind, dtype), VALUE.astype(dtype)
+    run_both(lambda lib, m, s, x: _mvn(lib, m, s, kind).log_prob(x), loc, matrix, value)
+    run_both(lambda lib, m, s: (_mvn(lib, m, s, kind).entropy(), _mvn(lib, m, s, kind).mean,
+                                _mvn(lib, m, s, kind).variance, _mvn(lib, m, s, kind).mode,
+                                _mvn(lib, m, s, kind).covariance_matrix, _mvn(lib, m, s, kind).scale_tril,
+                                _mvn(lib, m, s, kind).precision_matrix), loc, matrix)
+
+
+def test_multivariate_normal_shapes_broadcast_like_torch():
+    for make in [lambda lib: D(lib).MultivariateNormal(lib.zeros(3), lib.eye(3)),
+                 lambda lib: D(lib).MultivariateNormal(lib.zeros(4, 1, 3), lib.eye(3).expand(2, 3, 3)),
+                 lambda lib: D(lib).MultivariateNormal(lib.zeros(2, 3), scale_tril=lib.eye(3)).expand([5, 2]),
+                 ]:
+        ours, theirs = make(mininn), make(torch)
+        assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+        assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+        assert tuple(ours.rsample((2,)).shape) == tuple(theirs.rsample((2,)).shape)
+        assert tuple(ours.entropy().shape) == tuple(theirs.entropy().shape)
+        assert repr(ours) == repr(theirs).replace("torch.", "mininn.")
+        assert tuple(ours.covariance_matrix.shape) == tuple(theirs.covariance_matrix.shape)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_independent_sums_the_reinterpreted_dims_like_torch(dtype):
+    loc, scale, value = LOC.astype(dtype), np.abs(LOC).astype(dtype) + 0.5, VALUE.astype(dtype)
+    ind = lambda lib, m, s, n: D(lib).Independent(D(lib).Normal(m, s), n)  # noqa: E731
+    run_both(lambda lib, m, s, x: (ind(lib, m, s, 1).log_prob(x), ind(lib, m, s, 2).log_prob(x)),
+             loc, scale, value)
+    run_both(lambda lib, m, s: (ind(lib, m, s, 2).entropy(), ind(lib, m, s, 1).mean,
+                                ind(lib, m, s, 1).variance, ind(lib, m, s, 1).mode), loc, scale)
+    ours = ind(mininn, mininn.tensor(loc), mininn.tensor(scale), 2)
+    theirs = ind(torch, torch.tensor(loc), torch.tensor(scale), 2)
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert repr(ours.support) == repr(theirs.support)
+    assert repr(ours).replace("mininn.", "torch.") == repr(theirs)
+    assert ours.has_rsample and not ours.has_enumerate_support
+    assert tuple(ours.expand((3, 4)).sample().shape) == tuple(theirs.expand((3, 4)).sample().shape)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mixture_same_family_matches_torch(dtype):
+    weights = _RNG.uniform(0.1, 1.0, (4, 2)).astype(dtype)
+    loc, scale = LOC[..., 0].astype(dtype), np.abs(LOC[..., 1]).astype(dtype) + 0.5  # (4, 2) components
+    value = VALUE[:, :, 0, 0].astype(dtype)  # (5, 4)
+
+    def gmm(lib, w, m, s):
+        return D(lib).MixtureSameFamily(D(lib).Categorical(w), D(lib).Normal(m, s))
+
+    run_both(lambda lib, w, m, s, x: (gmm(lib, w, m, s).log_prob(x), gmm(lib, w, m, s).cdf(x)),
+             weights, loc, scale, value)
+    run_both(lambda lib, w, m, s: (gmm(lib, w, m, s).mean, gmm(lib, w, m, s).variance), weights, loc, scale)
+    mvn_mix = lambda lib, w, m: D(lib).MixtureSameFamily(  # noqa: E731
+        D(lib).Categorical(logits=w), D(lib).Independent(D(lib).Normal(m, lib.ones_like(m)), 1))
+    run_both(lambda lib, w, m, x: mvn_mix(lib, w, m).log_prob(x), weights[0], LOC[0].astype(dtype),
+             VALUE[:, 0, 0].astype(dtype))
+    ours = gmm(mininn, *map(mininn.tensor, (weights, loc, scale)))
+    theirs = gmm(torch, *map(torch.tensor, (weights, loc, scale)))
+    assert repr(ours).replace("mininn.", "torch.") == repr(theirs)
+    assert repr(ours.support) == repr(theirs.support)
+    assert tuple(ours.sample((3,)).shape) == tuple(theirs.sample((3,)).shape)
+    assert tuple(ours.expand((2, 4)).sample().shape) == tuple(theirs.expand((2, 4)).sample().shape)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_relaxed_families_match_torch(dtype):
+    temperature = np.array(0.7, dtype)
+    probs = _RNG.uniform(0.1, 0.9, (2, 3)).astype(dtype)
+    unit = _RNG.uniform(0.05, 0.95, (4, 2, 3)).astype(dtype)
+    run_both(lambda lib, t, p, x: D(lib).RelaxedBernoulli(t, p).log_prob(x), temperature, probs, unit)
+    run_both(lambda lib, t, z, x: D(lib).RelaxedBernoulli(t, logits=z).log_prob(x), temperature,
+             probs * 4 - 2, unit)
+    simplex = (unit / unit.sum(-1, keepdims=True)).astype(dtype)
+    run_both(lambda lib, t, p, x: D(lib).RelaxedOneHotCategorical(t, p).log_prob(x), temperature, probs,
+             simplex)
+    run_both(lambda lib, t, p: (D(lib).RelaxedOneHotCategorical(t, p).probs,
+                                D(lib).RelaxedBernoulli(t, p).logits), temperature, probs)
