@@ -122,8 +122,10 @@ def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistri
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes "
-                         "cannot be computed")
+        raise ValueError(  # torch's message, with the run of spaces its line continuation leaves
+            "KL-divergence between two Multivariate Normals with" + " " * 26
+            + "different event shapes cannot be computed"
+        )
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = (lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
