@@ -86,9 +86,9 @@ class Bernoulli(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
-        if "probs" in self.__dict__:
-            return Bernoulli(probs=self.probs.expand(batch_shape), validate_args=False)
-        return Bernoulli(logits=self.logits.expand(batch_shape), validate_args=False)
+        new = self._expanded(batch_shape, {"probs": 0, "logits": 0})
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
 
     def entropy(self) -> Tensor:
         return _bce_with_logits(self.logits, self.probs)

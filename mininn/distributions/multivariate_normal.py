@@ -65,7 +65,7 @@ class MultivariateNormal(Distribution):
             )
         name, matrix = next((k, v) for k, v in given.items() if v is not None)
         if matrix.dim() < 2:
-            raise ValueError(f"{name} matrix {_MATRIX_DIMS}")
+            raise ValueError(f"{'scale_tril matrix' if name == 'scale_tril' else name} {_MATRIX_DIMS}")
         batch = Size(np.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1])))
         self.__dict__[name] = matrix.expand(tuple(batch) + (-1, -1))
         self.loc = loc.expand(tuple(batch) + (-1,))
