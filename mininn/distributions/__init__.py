@@ -8,6 +8,8 @@ validation with torch's messages; ``kl_divergence`` covers the pairs torch regis
 (``mininn.manual_seed``), not torch's sequence.
 """
 
+import sys as _sys
+
 from mininn.distributions import constraints, kl_families, transforms
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
@@ -80,3 +82,15 @@ __all__ = [
     "register_kl",
     "transforms",
 ]
+
+# torch keeps one module per family (torch.distributions.beta, ...); ours group families, so torch's module
+# names point at the module holding each family and `from torch.distributions.beta import Beta` works
+_TORCH_MODULES = {
+    "beta": "dirichlet", "binomial": "counts", "cauchy": "location_scale", "chi2": "gamma",
+    "exponential": "gamma", "geometric": "counts", "half_normal": "transformed_distribution",
+    "laplace": "location_scale", "log_normal": "transformed_distribution", "multinomial": "one_hot",
+    "one_hot_categorical": "one_hot", "poisson": "counts", "relaxed_bernoulli": "relaxed",
+    "relaxed_categorical": "relaxed", "studentT": "location_scale",
+}
+for _torch_name, _ours in _TORCH_MODULES.items():
+    globals()[_torch_name] = _sys.modules[f"{__name__}.{_ours}"]
