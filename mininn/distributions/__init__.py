@@ -20,6 +20,7 @@ from mininn.distributions.gamma import Chi2, Exponential, Gamma
 from mininn.distributions.independent import Independent
 from mininn.distributions.kl import kl_divergence, register_kl
 from mininn.distributions.location_scale import Cauchy, Laplace, StudentT
+from mininn.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from mininn.distributions.mixture_same_family import MixtureSameFamily
 from mininn.distributions.multivariate_normal import MultivariateNormal
 from mininn.distributions.normal import Normal
@@ -62,6 +63,7 @@ __all__ = [
     "Independent",
     "Laplace",
     "LogNormal",
+    "LowRankMultivariateNormal",
     "LogitRelaxedBernoulli",
     "MixtureSameFamily",
     "Multinomial",

@@ -1,12 +1,14 @@
 """``kl_divergence`` registrations for the families beyond ``kl.py``'s first four: Gamma (and Chi2),
 Beta, Dirichlet, Laplace, Exponential, Poisson, Cauchy, Geometric, Binomial, OneHotCategorical,
-HalfNormal, LogNormal (transformed distributions with equal transforms), MultivariateNormal,
-Independent, and torch's cross pairs Exponential-Gamma, Gamma-Exponential, Normal-Laplace and
-Bernoulli-Poisson. Formulas and infinite cases follow torch."""
+HalfNormal, LogNormal (transformed distributions with equal transforms), MultivariateNormal and
+LowRankMultivariateNormal (each with itself and the other), Independent, and torch's cross
+pairs Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson. Formulas and
+infinite cases follow torch."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +20,11 @@ from mininn.distributions.gamma import Exponential, Gamma
 from mininn.distributions.independent import Independent, sum_rightmost
 from mininn.distributions.kl import _kl_normal_normal, kl_divergence, register_kl
 from mininn.distributions.location_scale import Cauchy, Laplace
+from mininn.distributions.lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    lowrank_logdet,
+    lowrank_mahalanobis,
+)
 from mininn.distributions.multivariate_normal import MultivariateNormal, batch_mahalanobis
 from mininn.distributions.normal import Normal
 from mininn.distributions.one_hot import OneHotCategorical
@@ -135,6 +142,75 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     term2 = solved.pow(2).sum((-2, -1))
     term3 = batch_mahalanobis(lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+def _trace_xxt(bmat: Tensor) -> Tensor:
+    """``trace(X X.T)`` over a batch: the sum of squares of each matrix."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+def _check_events(p: Any, q: Any) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(  # torch's message, with the run of spaces its line continuation leaves
+            "KL-divergence between two (Low Rank) Multivariate Normals with" + " " * 26
+            + "different event shapes cannot be computed"
+        )
+
+
+def _woodbury_a(q: LowRankMultivariateNormal) -> Tensor:
+    """``L_C^-1 W.T D^-1`` of ``q`` (``L_C`` its capacitance factor)."""
+    wt_dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return mininn.linalg.solve_triangular(q._capacitance_tril, wt_dinv, upper=False)
+
+
+def _lowrank_terms(q: LowRankMultivariateNormal, p_loc: Tensor) -> tuple[Tensor, Tensor]:
+    """``log det`` of ``q``'s covariance and the Mahalanobis term of ``q.loc - p_loc``."""
+    w, d = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    cap = q._capacitance_tril
+    return lowrank_logdet(w, d, cap), lowrank_mahalanobis(w, d, q.loc - p_loc, cap)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two Low Rank Multivariate Normals with" + " " * 26
+            + "different event shapes cannot be computed"
+        )
+    q_logdet, term3 = _lowrank_terms(q, p.loc)
+    p_logdet = lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril)
+    a = _woodbury_a(q)
+    pw, pd, qd = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((pd / qd).sum(-1) + _trace_xxt(pw * qd.rsqrt().unsqueeze(-1))
+             - _trace_xxt(a * pd.sqrt().unsqueeze(-2)) - _trace_xxt(a.matmul(pw)))
+    return 0.5 * (q_logdet - p_logdet + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_events(p, q)
+    q_logdet, term3 = _lowrank_terms(q, p.loc)
+    lp = p._unbroadcasted_scale_tril
+    term1 = q_logdet - 2 * lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    a = _woodbury_a(q)
+    term2 = _trace_xxt(lp * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)) - _trace_xxt(a.matmul(lp))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
+    _check_events(p, q)
+    lq = q._unbroadcasted_scale_tril
+    pw, pd = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    term1 = 2 * lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - lowrank_logdet(pw, pd, p._capacitance_tril)
+    term3 = batch_mahalanobis(lq, q.loc - p.loc)
+    batch = tuple(np.broadcast_shapes(tuple(lq.shape[:-2]), tuple(pw.shape[:-2])))
+    n = p.event_shape[0]
+    lq = lq.expand(batch + (n, n))
+    term21 = _trace_xxt(mininn.linalg.solve_triangular(lq, pw.expand(batch + (n, pw.shape[-1])), upper=False))
+    diag = mininn.diag_embed(pd.sqrt()).expand(batch + (n, n))
+    term22 = _trace_xxt(mininn.linalg.solve_triangular(lq, diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - n)
 
 
 @register_kl(Independent, Independent)

@@ -8,6 +8,7 @@ import pytest
 
 import mininn
 from tests.mininn._tensor_parity import run_both
+from tests.mininn.nn._layer_parity import same_error
 
 torch = pytest.importorskip("torch")
 
@@ -115,3 +116,59 @@ def test_relaxed_families_match_torch(dtype):
              simplex)
     run_both(lambda lib, t, p: (D(lib).RelaxedOneHotCategorical(t, p).probs,
                                 D(lib).RelaxedBernoulli(t, p).logits), temperature, probs)
+
+
+def _lowrank(lib, loc, w, d):
+    return D(lib).LowRankMultivariateNormal(loc, w, d)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_low_rank_multivariate_normal_matches_torch(dtype):
+    loc, value = LOC.astype(dtype), VALUE.astype(dtype)
+    w = _RNG.standard_normal((2, 3, 2)).astype(dtype)
+    d = _RNG.uniform(0.5, 2.0, 3).astype(dtype)
+    run_both(lambda lib, m, f, g, x: _lowrank(lib, m, f, g).log_prob(x), loc, w, d, value)
+    names = ("variance", "covariance_matrix", "scale_tril", "precision_matrix", "mean")
+    run_both(lambda lib, m, f, g: (_lowrank(lib, m, f, g).entropy(),
+                                   *(getattr(_lowrank(lib, m, f, g), n) for n in names)), loc, w, d)
+    ours = _lowrank(mininn, *map(mininn.tensor, (loc, w, d)))
+    theirs = _lowrank(torch, *map(torch.tensor, (loc, w, d)))
+    assert repr(ours).replace("mininn.", "torch.") == repr(theirs)
+    assert tuple(ours.rsample((5,)).shape) == tuple(theirs.rsample((5,)).shape)
+    assert tuple(ours.expand((3, 4, 2)).sample().shape) == tuple(theirs.expand((3, 4, 2)).sample().shape)
+
+
+def test_low_rank_draws_have_its_covariance():
+    mininn.manual_seed(2)
+    w, d = np.array([[1.0], [0.5], [-1.0]]), np.array([0.5, 1.0, 0.2])
+    loc = mininn.tensor([1.0, 0.0, -1.0], dtype=mininn.float64)
+    draws = _lowrank(mininn, loc, mininn.tensor(w), mininn.tensor(d)).sample((40000,))
+    np.testing.assert_allclose(np.cov(draws.numpy().T), w @ w.T + np.diag(d), atol=0.05)
+    np.testing.assert_allclose(draws.numpy().mean(0), [1.0, 0.0, -1.0], atol=0.03)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: _lowrank(lib, lib.tensor(0.0), lib.ones(1, 1), lib.ones(1)),
+    lambda lib: _lowrank(lib, lib.zeros(3), lib.ones(3), lib.ones(3)),
+    lambda lib: _lowrank(lib, lib.zeros(3), lib.ones(2, 1), lib.ones(3)),
+    lambda lib: _lowrank(lib, lib.zeros(3), lib.ones(3, 1), lib.ones(2)),
+    lambda lib: _lowrank(lib, lib.zeros(2, 3), lib.ones(4, 3, 1), lib.ones(3)),
+    lambda lib: _lowrank(lib, lib.zeros(3), lib.ones(3, 1), lib.tensor([1.0, -1.0, 1.0])),
+])
+def test_low_rank_bad_arguments_raise_torchs_messages(call):
+    same_error(lambda: call(torch), lambda: call(mininn))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_low_rank_kl_pairs_match_torch(dtype):
+    m1, m2 = LOC[0].astype(dtype), LOC[1, :1].astype(dtype)
+    w1, w2 = _RNG.standard_normal((2, 3, 2)).astype(dtype), _RNG.standard_normal((3, 1)).astype(dtype)
+    d1, d2 = _RNG.uniform(0.5, 2.0, (2, 3)).astype(dtype), _RNG.uniform(0.5, 2.0, 3).astype(dtype)
+    tril = np.linalg.cholesky(COV[0]).astype(dtype)
+    kl = lambda lib, p, q: D(lib).kl_divergence(p, q)  # noqa: E731
+    mvn = lambda lib, m, t: D(lib).MultivariateNormal(m, scale_tril=t)  # noqa: E731
+    run_both(lambda lib, a, b, c, e, f, g: kl(lib, _lowrank(lib, a, b, c), _lowrank(lib, e, f, g)),
+             m1, w1, d1, m2, w2, d2)
+    run_both(lambda lib, a, b, c, e, t: (kl(lib, _lowrank(lib, a, b, c), mvn(lib, e, t)),
+                                         kl(lib, mvn(lib, e, t), _lowrank(lib, a, b, c))),
+             m1, w1, d1, m2, tril)
