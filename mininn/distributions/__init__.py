@@ -13,9 +13,10 @@ import sys as _sys
 from mininn.distributions import constraints, kl_families, transforms
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
-from mininn.distributions.counts import Binomial, Geometric, Poisson
+from mininn.distributions.counts import Binomial, Geometric, NegativeBinomial, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
+from mininn.distributions.extreme_value import Gumbel, Pareto, Weibull
 from mininn.distributions.gamma import Chi2, Exponential, Gamma
 from mininn.distributions.independent import Independent
 from mininn.distributions.kl import kl_divergence, register_kl
@@ -31,11 +32,17 @@ from mininn.distributions.relaxed import (
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
 )
-from mininn.distributions.transformed_distribution import HalfNormal, LogNormal, TransformedDistribution
+from mininn.distributions.transformed_distribution import (
+    HalfCauchy,
+    HalfNormal,
+    LogNormal,
+    TransformedDistribution,
+)
 from mininn.distributions.transforms import (
     AbsTransform,
     AffineTransform,
     ExpTransform,
+    PowerTransform,
     SigmoidTransform,
     Transform,
 )
@@ -59,6 +66,8 @@ __all__ = [
     "Exponential",
     "Gamma",
     "Geometric",
+    "Gumbel",
+    "HalfCauchy",
     "HalfNormal",
     "Independent",
     "Laplace",
@@ -68,10 +77,13 @@ __all__ = [
     "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
+    "Pareto",
     "Poisson",
+    "PowerTransform",
     "RelaxedBernoulli",
     "RelaxedOneHotCategorical",
     "SigmoidTransform",
@@ -79,6 +91,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "Weibull",
     "constraints",
     "kl_divergence",
     "register_kl",
@@ -89,7 +102,9 @@ __all__ = [
 # names point at the module holding each family and `from torch.distributions.beta import Beta` works
 _TORCH_MODULES = {
     "beta": "dirichlet", "binomial": "counts", "cauchy": "location_scale", "chi2": "gamma",
-    "exponential": "gamma", "geometric": "counts", "half_normal": "transformed_distribution",
+    "exponential": "gamma", "geometric": "counts", "gumbel": "extreme_value",
+    "half_cauchy": "transformed_distribution", "half_normal": "transformed_distribution",
+    "negative_binomial": "counts", "pareto": "extreme_value", "weibull": "extreme_value",
     "laplace": "location_scale", "log_normal": "transformed_distribution", "multinomial": "one_hot",
     "one_hot_categorical": "one_hot", "poisson": "counts", "relaxed_bernoulli": "relaxed",
     "relaxed_categorical": "relaxed", "studentT": "location_scale",

@@ -18,6 +18,7 @@ __all__ = [
     "boolean",
     "greater_than",
     "greater_than_eq",
+    "half_open_interval",
     "independent",
     "integer_interval",
     "interval",
@@ -130,6 +131,12 @@ class GreaterThanEq(GreaterThan):
         return Tensor(np.asarray(_raw(self.lower_bound) <= _raw(value)))
 
 
+class HalfOpenInterval(Interval):
+    def check(self, value: Tensor) -> Tensor:
+        v = _raw(value)
+        return Tensor(np.asarray((_raw(self.lower_bound) <= v) & (v < _raw(self.upper_bound))))
+
+
 class IntegerGreaterThan(GreaterThan):
     is_discrete = True
 
@@ -224,6 +231,7 @@ less_than = LessThan
 interval = Interval
 integer_interval = IntegerInterval
 greater_than_eq = GreaterThanEq
+half_open_interval = HalfOpenInterval
 nonnegative = GreaterThanEq(0.0)
 nonnegative_integer = IntegerGreaterThan(0)
 positive_integer = IntegerGreaterThan(1)

@@ -1,5 +1,6 @@
-"""Counting distributions: ``Poisson(rate)``, ``Geometric(probs | logits)`` and
-``Binomial(total_count, probs | logits)``. Samples are floats holding whole numbers, as in torch."""
+"""Counting distributions: ``Poisson(rate)``, ``Geometric(probs | logits)``,
+``Binomial(total_count, probs | logits)`` and ``NegativeBinomial(total_count, probs | logits)``.
+Samples are floats holding whole numbers, as in torch."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import mininn
 from mininn._factories import default_generator
 from mininn.distributions import constraints
 from mininn.distributions.distribution import Distribution
+from mininn.distributions.gamma import Gamma
 from mininn.distributions.utils import broadcast_all, logits_to_probs, probs_to_logits
 from mininn.tensor import Size, Tensor
 
-__all__ = ["Binomial", "Geometric", "Poisson"]
+__all__ = ["Binomial", "Geometric", "NegativeBinomial", "Poisson"]
 
 
 class Poisson(Distribution):
@@ -209,3 +211,51 @@ class Binomial(_ProbsOrLogits):
         values = mininn.arange(1 + total, dtype=self._param.dtype)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+
+class NegativeBinomial(_ProbsOrLogits):
+    """Successes before ``total_count`` failures in Bernoulli(``probs``) trials (``total_count`` may be
+    fractional): a Poisson whose rate is Gamma(``total_count``, ``exp(-logits)``)."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        (count,) = self._set_param(probs, logits, total_count)
+        self.total_count = count.type_as(self._param)
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
+        """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
+        return self._expand_probs(batch_shape, total_count=self.total_count.expand(batch_shape))
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * mininn.exp(self.logits)
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / mininn.sigmoid(-self.logits)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with mininn.no_grad():
+            rate = Gamma(self.total_count, mininn.exp(-self.logits), validate_args=False).sample(sample_shape)
+            return mininn.poisson(rate)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logsigmoid = mininn.nn.functional.logsigmoid
+        n = self.total_count
+        unnormalised = n * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
+        with np.errstate(invalid="ignore"):  # lgamma(0) - lgamma(0) where n = value = 0, masked below
+            normaliser = -mininn.lgamma(n + value) + mininn.lgamma(1.0 + value) + mininn.lgamma(n)
+        return unnormalised - normaliser.masked_fill(n + value == 0.0, 0.0)

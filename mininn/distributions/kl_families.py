@@ -1,5 +1,6 @@
 """``kl_divergence`` registrations for the families beyond ``kl.py``'s first four: Gamma (and Chi2),
-Beta, Dirichlet, Laplace, Exponential, Poisson, Cauchy, Geometric, Binomial, OneHotCategorical,
+Beta, Dirichlet, Laplace, Exponential, Poisson, Cauchy, Gumbel, Pareto, Geometric, Binomial,
+OneHotCategorical,
 HalfNormal, LogNormal (transformed distributions with equal transforms), MultivariateNormal and
 LowRankMultivariateNormal (each with itself and the other), Independent, and torch's cross
 pairs Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson. Formulas and
@@ -16,6 +17,7 @@ import mininn
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.counts import Binomial, Geometric, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
+from mininn.distributions.extreme_value import Gumbel, Pareto
 from mininn.distributions.gamma import Exponential, Gamma
 from mininn.distributions.independent import Independent, sum_rightmost
 from mininn.distributions.kl import _kl_normal_normal, kl_divergence, register_kl
@@ -90,6 +92,20 @@ def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
 def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Tensor:
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t3 = mininn.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return -ct1.log() - ct2 + ct3 + ct1 * _EULER_GAMMA + t3 - (1 + _EULER_GAMMA)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return result.masked_fill(p.scale < q.scale, math.inf)
 
 
 @register_kl(Geometric, Geometric)

@@ -1,5 +1,6 @@
 """``TransformedDistribution(base, transforms)``: a base distribution pushed through elementwise
-transforms, and the two families torch builds that way, ``LogNormal`` and ``HalfNormal``."""
+transforms, and the families torch builds that way from a location-scale base: ``LogNormal``,
+``HalfNormal`` and ``HalfCauchy``."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import mininn
 from mininn.distributions import constraints
 from mininn.distributions.distribution import Distribution
 from mininn.distributions.independent import sum_rightmost
+from mininn.distributions.location_scale import Cauchy
 from mininn.distributions.normal import Normal
 from mininn.distributions.transforms import AbsTransform, ExpTransform, Transform
+from mininn.distributions.utils import as_value
 from mininn.tensor import Tensor
 
-__all__ = ["HalfNormal", "LogNormal", "TransformedDistribution"]
+__all__ = ["HalfCauchy", "HalfNormal", "LogNormal", "TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
@@ -22,6 +25,7 @@ class TransformedDistribution(Distribution):
     and subtracts their log-Jacobians. Shapes are the base's (the transforms are elementwise)."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {}
+    _expand_params: ClassVar[dict[str, int]] = {}  # a subclass's own parameters (name -> event dims)
 
     def __init__(self, base_distribution: Distribution, transforms: Any,
                  validate_args: bool | None = None) -> None:
@@ -41,7 +45,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
         """The same distribution repeated over ``batch_shape``."""
-        return self._expanded(batch_shape, {}, base_dist=self.base_dist.expand(batch_shape),
+        return self._expanded(batch_shape, self._expand_params, base_dist=self.base_dist.expand(batch_shape),
                               transforms=self.transforms)
 
     @property
@@ -173,6 +177,52 @@ class HalfNormal(TransformedDistribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return mininn.where(value >= 0, log_prob, -math.inf)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        """The value below which a draw falls with probability ``prob``."""
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfCauchy(TransformedDistribution):
+    """``|X|`` for ``X ~ Cauchy(0, scale)``."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"scale": constraints.positive}
+    support = constraints.nonnegative  # type: ignore[assignment]
+    has_rsample = True  # type: ignore[assignment]
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return mininn.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def mode(self) -> Tensor:
+        return mininn.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def log_prob(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        value = as_value(value, self.scale)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return mininn.where(value >= 0, log_prob, -math.inf)
 

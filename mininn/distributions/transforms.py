@@ -1,5 +1,6 @@
 """Elementwise transforms for ``TransformedDistribution``: ``ExpTransform``, ``AbsTransform``,
-``AffineTransform`` and ``SigmoidTransform`` (torch's names, maps, inverses and log-Jacobians).
+``AffineTransform``, ``PowerTransform`` and ``SigmoidTransform`` (torch's names, maps, inverses
+and log-Jacobians).
 
 Each maps ``x`` in ``domain`` to ``y = t(x)`` in ``codomain``; ``t.inv(y)`` goes back and
 ``t.log_abs_det_jacobian(x, y)`` is ``log |dy/dx|`` elementwise. Only transforms whose events are
@@ -14,10 +15,12 @@ import numpy as np
 
 import mininn
 from mininn.distributions import constraints
-from mininn.distributions.utils import clamp_probs
+from mininn.distributions.utils import broadcast_all
 from mininn.tensor import Tensor
 
-__all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "SigmoidTransform", "Transform"]
+__all__ = [
+    "AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "Transform",
+]
 
 
 class Transform:
@@ -152,12 +155,13 @@ class AffineTransform(Transform):
 
 
 class SigmoidTransform(Transform):
-    """``y = sigmoid(x)``, kept a machine epsilon inside (0, 1)."""
+    """``y = sigmoid(x)``, kept inside (0, 1): at least the smallest normal number, at most 1 - eps."""
 
     codomain = constraints.unit_interval
 
     def _call(self, x: Tensor) -> Tensor:
-        return clamp_probs(mininn.sigmoid(x))
+        info = np.finfo(x._data.dtype)
+        return mininn.sigmoid(x).clamp(min=float(info.tiny), max=float(1 - info.eps))
 
     def _inverse(self, y: Tensor) -> Tensor:
         info = np.finfo(y._data.dtype)
@@ -166,3 +170,31 @@ class SigmoidTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -mininn.nn.functional.softplus(-x) - mininn.nn.functional.softplus(x)
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on positive numbers."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+
+    def __init__(self, exponent: Any) -> None:
+        (self.exponent,) = broadcast_all(exponent)
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        return self.exponent.sign()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent).all())
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return (self.exponent * y / x).abs().log()

@@ -1,6 +1,6 @@
 """The continuous families against torch 2.13: log_prob, cdf/icdf, entropy, mean, variance, stddev and
 mode, with gradients, in float32 and float64 (Gamma, Chi2, Exponential, Beta, Dirichlet, Laplace,
-Cauchy, StudentT, LogNormal, HalfNormal)."""
+Cauchy, StudentT, LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto)."""
 
 from __future__ import annotations
 
@@ -112,3 +112,31 @@ def test_lognormal_and_halfnormal_match_torch(dtype):
     signed = REAL_VALUES[0].astype(dtype)
     run_both(lambda lib, b, x: D(lib).HalfNormal(b, validate_args=False).log_prob(x), s, signed,
              check_grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_half_cauchy_matches_torch(dtype):
+    s, v, q = POS_B.astype(dtype), POSITIVE_VALUES.astype(dtype), QUANTILES.astype(dtype)
+    run_both(lambda lib, b, x: D(lib).HalfCauchy(b).log_prob(x), s, v)
+    run_both(lambda lib, b, x: D(lib).HalfCauchy(b).cdf(x), s, v)
+    run_both(lambda lib, b, p: D(lib).HalfCauchy(b).icdf(p), s, q)
+    run_both(lambda lib, b: _stats(D(lib).HalfCauchy(b), ("mean", "mode", "variance")), s, check_grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gumbel_weibull_and_pareto_match_torch(dtype):
+    m, s = LOC.astype(dtype), POS_B.astype(dtype)
+    v, q, c = REAL_VALUES.astype(dtype), QUANTILES.astype(dtype), POS_A.astype(dtype)
+    run_both(lambda lib, a, b, x: D(lib).Gumbel(a, b).log_prob(x), m, s, v)
+    run_both(lambda lib, a, b, x: D(lib).Gumbel(a, b).cdf(x), m, s, (v / 4).astype(dtype))  # not 0 or 1
+    run_both(lambda lib, a, b, p: D(lib).Gumbel(a, b).icdf(p), m, s, q)
+    run_both(lambda lib, a, b: _stats(D(lib).Gumbel(a, b)), m, s)
+    positive = POSITIVE_VALUES.astype(dtype)
+    run_both(lambda lib, b, k, x: D(lib).Weibull(b, k).log_prob(x), s, c, positive)
+    run_both(lambda lib, b, k, x: D(lib).Weibull(b, k).cdf(x), s, c, positive)
+    run_both(lambda lib, b, k: _stats(D(lib).Weibull(b, k)), s, c + 1.0)
+    above = (POSITIVE_VALUES + 3.0).astype(dtype)
+    run_both(lambda lib, b, a, x: D(lib).Pareto(b, a).log_prob(x), s, c, above)
+    run_both(lambda lib, b, a, x: D(lib).Pareto(b, a).cdf(x), s, c, above)
+    run_both(lambda lib, b, a, p: D(lib).Pareto(b, a).icdf(p), s, c, q)
+    run_both(lambda lib, b, a: _stats(D(lib).Pareto(b, a)), s, c + 2.5)

@@ -1,5 +1,6 @@
-"""The counting and one-hot families against torch 2.13: Poisson, Geometric, Binomial (both
-parametrisations), Multinomial, OneHotCategorical: log_prob, entropy, moments, mode, enumerate_support."""
+"""The counting and one-hot families against torch 2.13: Poisson, Geometric, Binomial and
+NegativeBinomial (both parametrisations), Multinomial, OneHotCategorical: log_prob, entropy, moments,
+mode, enumerate_support."""
 
 from __future__ import annotations
 
@@ -90,3 +91,13 @@ def test_straight_through_one_hot_passes_the_gradient_to_probs_like_torch():
     w = WEIGHTS.astype(np.float64)
     run_both(lambda lib, p: D(lib).OneHotCategoricalStraightThrough(p).rsample((3,)) * 0
              + D(lib).OneHotCategoricalStraightThrough(p).probs, w)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_negative_binomial_matches_torch_in_both_parametrisations(dtype):
+    n, p, z, k = RATES.astype(dtype), PROBS.astype(dtype), LOGITS.astype(dtype), COUNTS.astype(dtype)
+    run_both(lambda lib, c, a, x: D(lib).NegativeBinomial(c, a).log_prob(x), n, p, k)
+    run_both(lambda lib, c, a, x: D(lib).NegativeBinomial(c, logits=a).log_prob(x), n, z, k)
+    run_both(lambda lib, c, a: _stats(D(lib).NegativeBinomial(c, a)), n, p)
+    run_both(lambda lib, a, x: D(lib).NegativeBinomial(0.0, a).log_prob(x), p[0], np.zeros(3, dtype),
+             check_grad=False)

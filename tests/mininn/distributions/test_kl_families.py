@@ -35,6 +35,7 @@ TWO_PARAM = {  # family -> (constructor, whether digamma's derivative enters the
     "Laplace": (lambda lib, a, b: D(lib).Laplace(a - 1.0, b), False),
     "Cauchy": (lambda lib, a, b: D(lib).Cauchy(a - 1.0, b), False),
     "LogNormal": (lambda lib, a, b: D(lib).LogNormal(a - 1.0, b), False),
+    "Gumbel": (lambda lib, a, b: D(lib).Gumbel(a - 1.0, b), True),
 }
 ONE_PARAM = {
     "Exponential": lambda lib, a: D(lib).Exponential(a),
@@ -63,6 +64,14 @@ def test_one_parameter_families_kl_matches_torch(dtype, family):
     make = ONE_PARAM[family]
     run_both_trigamma(lambda lib, a, b: kl(lib, make(lib, a), make(lib, b)), P_POS.astype(dtype),
                       Q_POS.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pareto_kl_matches_torch_and_is_infinite_where_p_reaches_below_q(dtype):
+    a, b, c = P_POS.astype(dtype), Q_POS.astype(dtype), P_POS2.astype(dtype)
+    pareto = lambda lib, s, t, u, v: kl(lib, D(lib).Pareto(s, t), D(lib).Pareto(u, v))  # noqa: E731
+    run_both(lambda lib, s, t, u, v: pareto(lib, s + u, t, u, v), a, b, c, a[::-1].copy())
+    run_both(pareto, a, b, c, a[::-1].copy(), check_grad=False)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -35,6 +35,14 @@ FAMILIES = {
     "Binomial": lambda lib: D(lib).Binomial(10, lib.tensor([0.2, 0.7])),
     "Multinomial": lambda lib: D(lib).Multinomial(6, lib.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])),
     "OneHotCategorical": lambda lib: D(lib).OneHotCategorical(lib.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])),
+    "LowRankMultivariateNormal": lambda lib: D(lib).LowRankMultivariateNormal(
+        lib.tensor([[1.0, -1.0], [0.0, 2.0]]), lib.tensor([[0.5], [1.0]]), lib.tensor([0.3, 0.6])),
+    "HalfCauchy": lambda lib: D(lib).HalfCauchy(lib.tensor([1.0, 2.5])),
+    "Gumbel": lambda lib: D(lib).Gumbel(lib.tensor([0.0, 3.0]), lib.tensor([1.0, 0.5])),
+    "Gumbel-scalar": lambda lib: D(lib).Gumbel(1.0, 2.0),
+    "Weibull": lambda lib: D(lib).Weibull(lib.tensor([1.0, 2.0]), lib.tensor([1.5, 4.0])),
+    "Pareto": lambda lib: D(lib).Pareto(lib.tensor([1.0, 2.0]), lib.tensor([5.0, 9.0])),
+    "NegativeBinomial": lambda lib: D(lib).NegativeBinomial(lib.tensor([3.0, 0.5]), lib.tensor([0.4, 0.7])),
     "MultivariateNormal": lambda lib: D(lib).MultivariateNormal(
         lib.tensor([1.0, -1.0]), lib.tensor([[2.0, 0.6], [0.6, 1.0]])),
     "Independent": lambda lib: D(lib).Independent(D(lib).Normal(lib.zeros(2, 3), lib.ones(3)), 1),
@@ -45,7 +53,7 @@ FAMILIES = {
     "RelaxedOneHotCategorical": lambda lib: D(lib).RelaxedOneHotCategorical(
         lib.tensor(0.5), lib.tensor([0.2, 0.3, 0.5])),
 }
-NO_MOMENTS = {"Cauchy", "OneHotCategorical", "RelaxedBernoulli", "RelaxedOneHotCategorical"}
+NO_MOMENTS = {"Cauchy", "HalfCauchy", "OneHotCategorical", "RelaxedBernoulli", "RelaxedOneHotCategorical"}
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
