@@ -44,6 +44,7 @@ from mininn.distributions.transforms import (
     ExpTransform,
     PowerTransform,
     SigmoidTransform,
+    TanhTransform,
     Transform,
 )
 from mininn.distributions.uniform import Uniform
@@ -88,6 +89,7 @@ __all__ = [
     "RelaxedOneHotCategorical",
     "SigmoidTransform",
     "StudentT",
+    "TanhTransform",
     "Transform",
     "TransformedDistribution",
     "Uniform",

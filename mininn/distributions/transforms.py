@@ -1,6 +1,6 @@
 """Elementwise transforms for ``TransformedDistribution``: ``ExpTransform``, ``AbsTransform``,
-``AffineTransform``, ``PowerTransform`` and ``SigmoidTransform`` (torch's names, maps, inverses
-and log-Jacobians).
+``AffineTransform``, ``PowerTransform``, ``SigmoidTransform`` and ``TanhTransform`` (torch's names,
+maps, inverses, log-Jacobians and ``cache_size=1`` caching).
 
 Each maps ``x`` in ``domain`` to ``y = t(x)`` in ``codomain``; ``t.inv(y)`` goes back and
 ``t.log_abs_det_jacobian(x, y)`` is ``log |dy/dx|`` elementwise. Only transforms whose events are
@@ -9,6 +9,7 @@ scalars (``event_dim`` 0 on both sides) are here.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from mininn.distributions.utils import broadcast_all
 from mininn.tensor import Tensor
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "Transform",
+    "AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "TanhTransform",
+    "Transform",
 ]
 
 
@@ -30,6 +32,22 @@ class Transform:
     codomain: constraints.Constraint = constraints.real
     bijective = True
     sign: Any = 1
+    _cache_size = 0
+    _cached_x_y: tuple[Any, Any] = (None, None)
+
+    def __init__(self, cache_size: int = 0) -> None:
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y = (None, None)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform remembering its last ``(x, y)`` pair (``cache_size=1``) or not (0)."""
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is not Transform.__init__:
+            raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        return type(self)(cache_size=cache_size)
 
     @property
     def event_dim(self) -> int:
@@ -41,7 +59,25 @@ class Transform:
         return _Inverse(self)
 
     def __call__(self, x: Tensor) -> Tensor:
-        return self._call(x)
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
+
+    def _inv_call(self, y: Tensor) -> Tensor:
+        """``x`` for ``y``: the cached ``x`` when ``y`` is the last output (``cache_size=1``)."""
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
 
     def _call(self, x: Tensor) -> Tensor:
         raise NotImplementedError
@@ -83,7 +119,7 @@ class _Inverse(Transform):
         return self._inv
 
     def __call__(self, y: Tensor) -> Tensor:
-        return self._inv._inverse(y)
+        return self._inv._inv_call(y)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
@@ -123,10 +159,17 @@ class AbsTransform(Transform):
 class AffineTransform(Transform):
     """``y = loc + scale * x`` elementwise."""
 
-    def __init__(self, loc: Any, scale: Any, event_dim: int = 0) -> None:
+    def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         if event_dim != 0:
             raise NotImplementedError("mininn's AffineTransform supports event_dim=0 only")
         self.loc, self.scale = loc, scale
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform remembering its last ``(x, y)`` pair (``cache_size=1``) or not (0)."""
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, 0, cache_size)
 
     @property
     def sign(self) -> Any:  # type: ignore[override]
@@ -178,8 +221,13 @@ class PowerTransform(Transform):
     domain = constraints.positive
     codomain = constraints.positive
 
-    def __init__(self, exponent: Any) -> None:
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform remembering its last ``(x, y)`` pair (``cache_size=1``) or not (0)."""
+        return self if self._cache_size == cache_size else PowerTransform(self.exponent, cache_size)
 
     @property
     def sign(self) -> Any:  # type: ignore[override]
@@ -198,3 +246,18 @@ class PowerTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return (self.exponent * y / x).abs().log()
+
+
+class TanhTransform(Transform):
+    """``y = tanh(x)`` (squashed Gaussian policies); ``cache_size=1`` keeps ``x`` for ``y`` near +-1."""
+
+    codomain = constraints.interval(-1.0, 1.0)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return mininn.atanh(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return 2.0 * (math.log(2.0) - x - mininn.nn.functional.softplus(-2.0 * x))

@@ -172,3 +172,34 @@ def test_low_rank_kl_pairs_match_torch(dtype):
     run_both(lambda lib, a, b, c, e, t: (kl(lib, _lowrank(lib, a, b, c), mvn(lib, e, t)),
                                          kl(lib, mvn(lib, e, t), _lowrank(lib, a, b, c))),
              m1, w1, d1, m2, tril)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_tanh_squashed_gaussian_policy_matches_torch(dtype):
+    """The soft actor-critic policy: Normal through TanhTransform(cache_size=1), log_prob of its own
+    rsample (the cache returns the pre-tanh draw, so saturated actions stay finite)."""
+    loc, scale = LOC[0].astype(dtype), np.abs(LOC[1]).astype(dtype) + 0.3
+    actions = np.tanh(VALUE[0, 0]).astype(dtype)
+
+    def squashed(lib, m, s):
+        return D(lib).TransformedDistribution(D(lib).Normal(m, s), [D(lib).TanhTransform(cache_size=1)])
+
+    run_both(lambda lib, m, s, a: squashed(lib, m, s).log_prob(a), loc, scale, actions)
+    for lib in (mininn, torch):
+        policy = squashed(lib, lib.tensor(loc), lib.tensor(scale * 0 + 0.01))
+        draw = policy.rsample()
+        draw_saturated = draw.detach() * 0 + 1.0
+        assert np.isfinite(policy.log_prob(draw).detach().numpy()).all()
+        assert repr(policy.support) == "Interval(lower_bound=-1.0, upper_bound=1.0)"
+        with np.errstate(invalid="ignore", divide="ignore"):  # without the cache: atanh(1) = inf
+            saturated = squashed(lib, lib.tensor(loc), lib.tensor(scale)).log_prob(draw_saturated)
+        assert not np.isfinite(saturated.detach().numpy()).any()
+
+
+def test_transforms_with_cache_and_bad_cache_sizes_like_torch():
+    for lib in (mininn, torch):
+        t = D(lib).ExpTransform()
+        assert t.with_cache(1)._cache_size == 1 and t.with_cache(0) is t
+        assert D(lib).AffineTransform(1.0, 2.0).with_cache(1)._cache_size == 1
+    same_error(lambda: torch.distributions.TanhTransform(cache_size=2),
+               lambda: mininn.distributions.TanhTransform(cache_size=2))
