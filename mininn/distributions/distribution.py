@@ -68,6 +68,19 @@ class Distribution:
     def _extended_shape(self, sample_shape: Any = ()) -> Size:
         return Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
 
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        """The same distribution repeated over ``batch_shape`` (each family defines it)."""
+        raise NotImplementedError
+
+    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+        """A bare instance for a subclass's ``expand`` (torch's helper, which user subclasses call)."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method "
+                "must also define a custom .expand() method."
+            )
+        return self.__new__(type(self)) if _instance is None else _instance
+
     def _expanded(self, batch_shape: Any, params: dict[str, int], **extra: Any) -> Any:
         """A copy over ``batch_shape`` whose tensors ``params`` (name -> event dims) are expanded,
         not copied; ``extra`` attributes are set as given. Validation is not rerun."""
@@ -121,6 +134,9 @@ class Distribution:
         raise NotImplementedError
 
     def cdf(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def icdf(self, value: Tensor) -> Tensor:
         raise NotImplementedError
 
     def entropy(self) -> Tensor:

@@ -3,6 +3,7 @@ probability <-> log-odds conversions (with torch's clamping at the ends)."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from numbers import Number
 from typing import Any
 
@@ -11,7 +12,12 @@ import numpy as np
 import mininn
 from mininn.tensor import Tensor
 
-__all__ = ["as_value", "broadcast_all", "clamp_probs", "logits_to_probs", "probs_to_logits", "tiny"]
+__all__ = [
+    "as_value", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits", "tiny",
+]
+
+# torch's name for a property computed once per instance (validation skips one not yet computed)
+lazy_property = cached_property
 
 
 def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
