@@ -18,8 +18,10 @@ from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
 from mininn.distributions.extreme_value import Gumbel, Pareto, Weibull
 from mininn.distributions.gamma import Chi2, Exponential, Gamma
+from mininn.distributions.gamma_derived import FisherSnedecor, InverseGamma
 from mininn.distributions.independent import Independent
 from mininn.distributions.kl import kl_divergence, register_kl
+from mininn.distributions.kumaraswamy import Kumaraswamy
 from mininn.distributions.location_scale import Cauchy, Laplace, StudentT
 from mininn.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from mininn.distributions.mixture_same_family import MixtureSameFamily
@@ -65,12 +67,15 @@ __all__ = [
     "ExpRelaxedCategorical",
     "ExpTransform",
     "Exponential",
+    "FisherSnedecor",
     "Gamma",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
     "HalfNormal",
     "Independent",
+    "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
     "LowRankMultivariateNormal",
@@ -105,7 +110,8 @@ __all__ = [
 _TORCH_MODULES = {
     "beta": "dirichlet", "binomial": "counts", "cauchy": "location_scale", "chi2": "gamma",
     "exponential": "gamma", "geometric": "counts", "gumbel": "extreme_value",
-    "half_cauchy": "transformed_distribution", "half_normal": "transformed_distribution",
+    "half_cauchy": "transformed_distribution", "fishersnedecor": "gamma_derived",
+    "inverse_gamma": "gamma_derived", "half_normal": "transformed_distribution",
     "negative_binomial": "counts", "pareto": "extreme_value", "weibull": "extreme_value",
     "laplace": "location_scale", "log_normal": "transformed_distribution", "multinomial": "one_hot",
     "one_hot_categorical": "one_hot", "poisson": "counts", "relaxed_bernoulli": "relaxed",

@@ -1,6 +1,7 @@
 """The continuous families against torch 2.13: log_prob, cdf/icdf, entropy, mean, variance, stddev and
 mode, with gradients, in float32 and float64 (Gamma, Chi2, Exponential, Beta, Dirichlet, Laplace,
-Cauchy, StudentT, LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto)."""
+Cauchy, StudentT, LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto, InverseGamma,
+FisherSnedecor, Kumaraswamy)."""
 
 from __future__ import annotations
 
@@ -140,3 +141,23 @@ def test_gumbel_weibull_and_pareto_match_torch(dtype):
     run_both(lambda lib, b, a, x: D(lib).Pareto(b, a).cdf(x), s, c, above)
     run_both(lambda lib, b, a, p: D(lib).Pareto(b, a).icdf(p), s, c, q)
     run_both(lambda lib, b, a: _stats(D(lib).Pareto(b, a)), s, c + 2.5)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_inverse_gamma_fisher_snedecor_and_kumaraswamy_match_torch(dtype):
+    a, b = POS_A.astype(dtype), POS_B.astype(dtype)
+    v, u = POSITIVE_VALUES.astype(dtype), UNIT_VALUES.astype(dtype)
+    run_both(lambda lib, c, r, x: D(lib).InverseGamma(c, r).log_prob(x), a, b, v)
+    run_both_trigamma(lambda lib, c, r: _stats(D(lib).InverseGamma(c + 2.5, r)), a, b)
+    run_both(lambda lib, c, r: (D(lib).InverseGamma(c, r).mean, D(lib).InverseGamma(c, r).variance),
+             a, b, check_grad=False)  # infinite where concentration <= 1 or 2
+    run_both(lambda lib, c, r, x: D(lib).FisherSnedecor(c, r).log_prob(x), a, b, v)
+    big = (a + 4.5).astype(dtype)
+    run_both(lambda lib, c, r: (D(lib).FisherSnedecor(c, r).mean, D(lib).FisherSnedecor(c, r).variance,
+                                D(lib).FisherSnedecor(c, r).mode), big, big[::-1].copy())
+    run_both(lambda lib, c, r: (D(lib).FisherSnedecor(c, r).mean, D(lib).FisherSnedecor(c, r).variance,
+                                D(lib).FisherSnedecor(c, r).mode), a, b, check_grad=False)
+    run_both(lambda lib, c, r, x: D(lib).Kumaraswamy(c, r).log_prob(x), a, b, u)
+    run_both(lambda lib, c, r, x: D(lib).Kumaraswamy(c, r).cdf(x), a, b, u)
+    run_both_trigamma(lambda lib, c, r: _stats(D(lib).Kumaraswamy(c + 1.0, r + 1.0)), a, b)
+    run_both(lambda lib, c, r: D(lib).Kumaraswamy(c, r).mode, a, b, check_grad=False)

@@ -43,6 +43,9 @@ FAMILIES = {
     "Weibull": lambda lib: D(lib).Weibull(lib.tensor([1.0, 2.0]), lib.tensor([1.5, 4.0])),
     "Pareto": lambda lib: D(lib).Pareto(lib.tensor([1.0, 2.0]), lib.tensor([5.0, 9.0])),
     "NegativeBinomial": lambda lib: D(lib).NegativeBinomial(lib.tensor([3.0, 0.5]), lib.tensor([0.4, 0.7])),
+    "InverseGamma": lambda lib: D(lib).InverseGamma(lib.tensor([4.0, 9.0]), lib.tensor([2.0, 5.0])),
+    "FisherSnedecor": lambda lib: D(lib).FisherSnedecor(lib.tensor([6.0, 9.0]), lib.tensor([12.0, 20.0])),
+    "Kumaraswamy": lambda lib: D(lib).Kumaraswamy(lib.tensor([0.5, 2.0]), lib.tensor([1.5, 3.0])),
     "MultivariateNormal": lambda lib: D(lib).MultivariateNormal(
         lib.tensor([1.0, -1.0]), lib.tensor([[2.0, 0.6], [0.6, 1.0]])),
     "Independent": lambda lib: D(lib).Independent(D(lib).Normal(lib.zeros(2, 3), lib.ones(3)), 1),
