@@ -16,6 +16,7 @@ from mininn.distributions.categorical import Categorical
 from mininn.distributions.counts import Binomial, Geometric, NegativeBinomial, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
+from mininn.distributions.exp_family import ExponentialFamily
 from mininn.distributions.extreme_value import Gumbel, Pareto, Weibull
 from mininn.distributions.gamma import Chi2, Exponential, Gamma
 from mininn.distributions.gamma_derived import FisherSnedecor, InverseGamma
@@ -66,6 +67,7 @@ __all__ = [
     "Distribution",
     "ExpRelaxedCategorical",
     "ExpTransform",
+    "ExponentialFamily",
     "Exponential",
     "FisherSnedecor",
     "Gamma",

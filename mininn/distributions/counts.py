@@ -14,6 +14,7 @@ import mininn
 from mininn._factories import default_generator
 from mininn.distributions import constraints
 from mininn.distributions.distribution import Distribution
+from mininn.distributions.exp_family import ExponentialFamily
 from mininn.distributions.gamma import Gamma
 from mininn.distributions.utils import broadcast_all, logits_to_probs, probs_to_logits
 from mininn.tensor import Size, Tensor
@@ -21,7 +22,7 @@ from mininn.tensor import Size, Tensor
 __all__ = ["Binomial", "Geometric", "NegativeBinomial", "Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """``rate ** k * exp(-rate) / k!`` for ``k = 0, 1, 2, ...``."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"rate": constraints.nonnegative}
@@ -56,6 +57,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (mininn.log(self.rate),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return mininn.exp(x)
 
 
 class _ProbsOrLogits(Distribution):

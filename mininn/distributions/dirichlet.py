@@ -11,14 +11,14 @@ import numpy as np
 import mininn
 from mininn.distributions import constraints
 from mininn.distributions._special import standard_gamma
-from mininn.distributions.distribution import Distribution
+from mininn.distributions.exp_family import ExponentialFamily
 from mininn.distributions.utils import broadcast_all
 from mininn.tensor import Tensor
 
 __all__ = ["Beta", "Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Concentrations along the last dim. ``rsample`` normalises Gamma draws, differentiable in the
     concentration (per draw the gradient differs from torch's ``_dirichlet_grad``; both are unbiased)."""
 
@@ -79,8 +79,15 @@ class Dirichlet(Distribution):
         return (mininn.lgamma(c).sum(-1) - mininn.lgamma(total) - (k - total) * mininn.digamma(total)
                 - ((c - 1.0) * mininn.digamma(c)).sum(-1))
 
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return x.lgamma().sum(-1) - mininn.lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
     """Density proportional to ``x**(concentration1 - 1) * (1 - x)**(concentration0 - 1)`` on [0, 1]."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -133,3 +140,10 @@ class Beta(Distribution):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:  # type: ignore[override]
+        return mininn.lgamma(x) + mininn.lgamma(y) - mininn.lgamma(x + y)

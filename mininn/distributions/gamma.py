@@ -11,7 +11,7 @@ import mininn
 from mininn._factories import default_generator
 from mininn.distributions import constraints
 from mininn.distributions._special import gammainc, standard_gamma
-from mininn.distributions.distribution import Distribution
+from mininn.distributions.exp_family import ExponentialFamily
 from mininn.distributions.utils import as_value, broadcast_all
 from mininn.tensor import Size, Tensor
 
@@ -23,7 +23,7 @@ def _batch(*params: Any) -> Size | None:
     return Size() if all(isinstance(p, Number) for p in params) else None
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Shape ``concentration`` and ``rate`` (1 / scale). ``rsample`` is differentiable in both, the
     concentration through implicit reparameterisation (torch's approximates that derivative to about
     1e-4 relative; this one computes it from the incomplete gamma series)."""
@@ -78,6 +78,15 @@ class Gamma(Distribution):
             self._validate_sample(value)
         return gammainc(self.concentration, self.rate * value)
 
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:  # type: ignore[override]
+        return mininn.lgamma(x + 1) + (x + 1) * mininn.log(-y.reciprocal())
+
+    _mean_carrier_measure = 0.0
+
 
 class Chi2(Gamma):
     """The chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``."""
@@ -92,7 +101,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Rate ``rate``: density ``rate * exp(-rate * x)`` on ``x >= 0`` (reparameterisable)."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"rate": constraints.positive}
@@ -146,3 +155,12 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - mininn.log(self.rate)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return -mininn.log(-x)
+
+    _mean_carrier_measure = 0.0

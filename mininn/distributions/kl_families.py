@@ -17,6 +17,7 @@ import mininn
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.counts import Binomial, Geometric, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
+from mininn.distributions.exp_family import ExponentialFamily, bregman_kl
 from mininn.distributions.extreme_value import Gumbel, Pareto
 from mininn.distributions.gamma import Exponential, Gamma
 from mininn.distributions.independent import Independent, sum_rightmost
@@ -36,6 +37,9 @@ from mininn.tensor import Tensor
 __all__: list[str] = []
 
 _EULER_GAMMA = 0.57721566490153286060
+
+
+register_kl(ExponentialFamily, ExponentialFamily)(bregman_kl)
 
 
 @register_kl(Gamma, Gamma)
