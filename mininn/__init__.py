@@ -981,5 +981,3 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
-
-from mininn import distributions  # noqa: E402, F401  # isort: skip - torch.distributions without an import

@@ -4,6 +4,7 @@ imported with real torch and through ``load_code`` gives equal outputs and param
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,3 +62,14 @@ def test_model_file_outputs_and_gradients_equal_torchs(name):
     for key, param in reference.named_parameters():
         np.testing.assert_allclose(grads[key].grad.numpy(), param.grad.numpy(), rtol=1e-4, atol=1e-4,
                                    err_msg=key)
+
+
+def test_torch_distributions_resolves_without_its_own_import(tmp_path):
+    """``import torch``, then ``torch.distributions.X``: the alias imports the package on first use."""
+    code = "import torch\nDIST = torch.distributions.Normal(torch.zeros(2), 1.0)\n"
+    (tmp_path / "model.py").write_text(code)
+    script = ("import sys; from mininn.torch_alias import load_code; "
+              "m = load_code(sys.argv[1], 'model.py'); print(type(m.DIST).__module__)")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == "mininn.distributions.normal"
