@@ -44,11 +44,14 @@ from mininn.distributions.transformed_distribution import (
 from mininn.distributions.transforms import (
     AbsTransform,
     AffineTransform,
+    ComposeTransform,
     ExpTransform,
     PowerTransform,
     SigmoidTransform,
+    SoftplusTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
 from mininn.distributions.uniform import Uniform
 
@@ -63,6 +66,7 @@ __all__ = [
     "Categorical",
     "Cauchy",
     "Chi2",
+    "ComposeTransform",
     "Dirichlet",
     "Distribution",
     "ExpRelaxedCategorical",
@@ -95,6 +99,7 @@ __all__ = [
     "RelaxedBernoulli",
     "RelaxedOneHotCategorical",
     "SigmoidTransform",
+    "SoftplusTransform",
     "StudentT",
     "TanhTransform",
     "Transform",
@@ -102,6 +107,7 @@ __all__ = [
     "Uniform",
     "Weibull",
     "constraints",
+    "identity_transform",
     "kl_divergence",
     "register_kl",
     "transforms",

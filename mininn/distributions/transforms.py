@@ -1,6 +1,7 @@
 """Elementwise transforms for ``TransformedDistribution``: ``ExpTransform``, ``AbsTransform``,
-``AffineTransform``, ``PowerTransform``, ``SigmoidTransform`` and ``TanhTransform`` (torch's names,
-maps, inverses, log-Jacobians and ``cache_size=1`` caching).
+``AffineTransform``, ``PowerTransform``, ``SigmoidTransform``, ``SoftplusTransform``,
+``TanhTransform`` and their ``ComposeTransform`` (torch's names, maps, inverses, log-Jacobians and
+``cache_size=1`` caching).
 
 Each maps ``x`` in ``domain`` to ``y = t(x)`` in ``codomain``; ``t.inv(y)`` goes back and
 ``t.log_abs_det_jacobian(x, y)`` is ``log |dy/dx|`` elementwise. Only transforms whose events are
@@ -20,8 +21,8 @@ from mininn.distributions.utils import broadcast_all
 from mininn.tensor import Tensor
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "TanhTransform",
-    "Transform",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
+    "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
 ]
 
 
@@ -123,6 +124,11 @@ class _Inverse(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inverse) and self._inv == other._inv
+
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"_InverseTransform({self._inv!r})"
@@ -261,3 +267,68 @@ class TanhTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return 2.0 * (math.log(2.0) - x - mininn.nn.functional.softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``."""
+
+    codomain = constraints.positive
+
+    def _call(self, x: Tensor) -> Tensor:
+        return mininn.nn.functional.softplus(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -mininn.nn.functional.softplus(-x)
+
+
+class ComposeTransform(Transform):
+    """``parts`` applied in order (elementwise ones); the empty composition is ``identity_transform``."""
+
+    def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+        if self.parts:
+            self.domain, self.codomain = self.parts[0].domain, self.parts[-1].codomain
+        self.bijective = all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        sign: Any = 1
+        for part in self.parts:
+            sign = sign * part.sign
+        return sign
+
+    @property
+    def inv(self) -> Transform:  # type: ignore[override]
+        return ComposeTransform([p.inv for p in reversed(self.parts)])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        if not self.parts:
+            return mininn.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        total = self.parts[0].log_abs_det_jacobian(xs[0], xs[1])
+        for part, a, b in zip(self.parts[1:], xs[1:-1], xs[2:]):
+            total = total + part.log_abs_det_jacobian(a, b)
+        return total
+
+    def __repr__(self) -> str:
+        return "ComposeTransform(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
+
+
+identity_transform = ComposeTransform([])
