@@ -3,9 +3,17 @@
 Every family has ``sample`` (and ``rsample`` where torch's is reparameterised), ``log_prob``,
 ``entropy``, ``mean``, ``variance``/``stddev``, ``mode``, ``cdf``/``icdf`` where torch has them,
 ``support``/``arg_constraints``, ``batch_shape``/``event_shape``, ``expand``, and argument
-validation with torch's messages; ``kl_divergence`` covers the pairs torch registers among them
-(``kl.py``, ``kl_families.py``). Samples come from mininn's global generator
-(``mininn.manual_seed``), not torch's sequence.
+validation with torch's messages; ``kl_divergence`` covers the same-family pairs torch registers
+among them and a few cross pairs (``kl.py``, ``kl_families.py``). Samples come from mininn's global
+generator (``mininn.manual_seed``), not torch's sequence.
+
+Not here (torch has them): ContinuousBernoulli, VonMises, Wishart, LKJCholesky, LogisticNormal,
+GeneralizedPareto; transforms whose events are vectors or matrices (Softmax, StickBreaking,
+LowerCholesky, CorrCholesky, PositiveDefinite, Reshape, Independent, Cat, Stack,
+CumulativeDistribution) and so ``biject_to``/``transform_to``; most cross-family KL pairs (e.g.
+Normal-Gamma, Uniform-Normal). Gamma-family ``rsample`` gradients are exact implicit derivatives
+(torch's approximate them to ~1e-4); Dirichlet/Beta ``rsample`` normalises Gamma draws, so per draw
+their gradient differs from torch's (both unbiased).
 """
 
 import sys as _sys
