@@ -46,6 +46,8 @@ class Distribution:
 
     def _check_parameters(self) -> None:
         for param, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint):
+                continue
             if param not in self.__dict__ and isinstance(getattr(type(self), param, None), cached_property):
                 continue  # the other parametrisation (probs/logits), not given
             value = getattr(self, param)
