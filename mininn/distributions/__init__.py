@@ -8,9 +8,9 @@ among them and a few cross pairs (``kl.py``, ``kl_families.py``). Samples come f
 generator (``mininn.manual_seed``), not torch's sequence.
 
 Not here (torch has them): ContinuousBernoulli, VonMises, Wishart, LKJCholesky, LogisticNormal,
-GeneralizedPareto; transforms whose events are vectors or matrices (Softmax, StickBreaking,
-LowerCholesky, CorrCholesky, PositiveDefinite, Reshape, Independent, Cat, Stack,
-CumulativeDistribution) and so ``biject_to``/``transform_to``; most cross-family KL pairs (e.g.
+GeneralizedPareto; the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution
+(and so ``biject_to``/``transform_to`` of corr_cholesky, cat and stack); transformed distributions
+through transforms whose events are vectors (LogisticNormal); most cross-family KL pairs (e.g.
 Normal-Gamma, Uniform-Normal). Gamma-family ``rsample`` gradients are exact implicit derivatives
 (torch's approximate them to ~1e-4); Dirichlet/Beta ``rsample`` normalises Gamma draws, so per draw
 their gradient differs from torch's (both unbiased).
@@ -18,9 +18,10 @@ their gradient differs from torch's (both unbiased).
 
 import sys as _sys
 
-from mininn.distributions import constraints, kl_families, transforms
+from mininn.distributions import constraint_registry, constraints, kl_families, transforms
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
+from mininn.distributions.constraint_registry import biject_to, transform_to
 from mininn.distributions.counts import Binomial, Geometric, NegativeBinomial, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
@@ -62,6 +63,13 @@ from mininn.distributions.transforms import (
     identity_transform,
 )
 from mininn.distributions.uniform import Uniform
+from mininn.distributions.vector_transforms import (
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
+)
 
 del kl_families  # imported for its registrations
 
@@ -88,11 +96,13 @@ __all__ = [
     "HalfCauchy",
     "HalfNormal",
     "Independent",
+    "IndependentTransform",
     "InverseGamma",
     "Kumaraswamy",
     "Laplace",
     "LogNormal",
     "LowRankMultivariateNormal",
+    "LowerCholeskyTransform",
     "LogitRelaxedBernoulli",
     "MixtureSameFamily",
     "Multinomial",
@@ -103,21 +113,27 @@ __all__ = [
     "OneHotCategoricalStraightThrough",
     "Pareto",
     "Poisson",
+    "PositiveDefiniteTransform",
     "PowerTransform",
     "RelaxedBernoulli",
     "RelaxedOneHotCategorical",
     "SigmoidTransform",
+    "SoftmaxTransform",
     "SoftplusTransform",
+    "StickBreakingTransform",
     "StudentT",
     "TanhTransform",
     "Transform",
     "TransformedDistribution",
     "Uniform",
     "Weibull",
+    "biject_to",
+    "constraint_registry",
     "constraints",
     "identity_transform",
     "kl_divergence",
     "register_kl",
+    "transform_to",
     "transforms",
 ]
 

@@ -8,6 +8,7 @@ import pytest
 
 import mininn
 from tests.mininn._tensor_parity import run_both
+from tests.mininn.nn._layer_parity import same_error
 
 torch = pytest.importorskip("torch")
 
@@ -77,3 +78,68 @@ def test_a_composed_transform_in_a_transformed_distribution_matches_torch():
     run_both(lambda lib, m, s, v: dist(lib, m, s).log_prob(v), loc, scale, value)
     run_both(lambda lib, m, s, v: dist(lib, m, s).cdf(v), loc, scale, value)
     run_both(lambda lib, m, s, q: dist(lib, m, s).icdf(q), loc, scale, UNIT[0])
+
+
+VECTOR = {  # name -> (transform, domain sample)
+    "Softmax": (lambda lib: T(lib).SoftmaxTransform(), X),
+    "StickBreaking": (lambda lib: T(lib).StickBreakingTransform(), X),
+    "LowerCholesky": (lambda lib: T(lib).LowerCholeskyTransform(), _RNG.standard_normal((2, 3, 3))),
+    "PositiveDefinite": (lambda lib: T(lib).PositiveDefiniteTransform(), _RNG.standard_normal((2, 3, 3))),
+    "Independent": (lambda lib: T(lib).IndependentTransform(T(lib).ExpTransform(), 1), X),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR))
+def test_vector_transforms_match_torch(name):
+    make, x = VECTOR[name]
+    run_both(lambda lib, a: make(lib)(a), x)
+    run_both(lambda lib, a: make(lib).inv(make(lib)(a.detach()) * 1.0), x)
+    if name in ("StickBreaking", "Independent"):
+        run_both(lambda lib, a: make(lib).log_abs_det_jacobian(a, make(lib)(a)), x)
+    ours, theirs = make(mininn), make(torch)
+    assert repr(ours) == repr(theirs)
+    assert repr(ours.domain) == repr(theirs.domain) and repr(ours.codomain) == repr(theirs.codomain)
+    assert ours.bijective == theirs.bijective
+    assert ours.codomain.check(ours(mininn.tensor(x))).all()
+
+
+def _constraints(c):
+    return [c.real, c.positive, c.nonnegative, c.greater_than(2.0), c.greater_than_eq(-1.0),
+            c.less_than(1.0), c.unit_interval, c.interval(-1.0, 3.0), c.half_open_interval(0.0, 2.0),
+            c.simplex, c.real_vector, c.independent(c.positive, 1), c.lower_cholesky, c.positive_definite,
+            c.integer_interval(0, 3)]
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("index", range(15))
+def test_biject_to_and_transform_to_choose_torchs_transform(registry, index):
+    ours_c = _constraints(mininn.distributions.constraints)[index]
+    theirs_c = _constraints(torch.distributions.constraints)[index]
+
+    def pick(lib, constraint):
+        return getattr(lib.distributions, registry)(constraint)
+
+    try:
+        expected = pick(torch, theirs_c)
+    except NotImplementedError:
+        same_error(lambda: pick(torch, theirs_c), lambda: pick(mininn, ours_c))
+        return
+    assert repr(pick(mininn, ours_c)) == repr(expected)
+    matrices = "Cholesky" in repr(expected) or "Definite" in repr(expected)
+    x = _RNG.standard_normal((2, 3, 3) if matrices else (2, 3))
+    run_both(lambda lib, a: pick(lib, ours_c if lib is mininn else theirs_c)(a), x)
+    y = pick(mininn, ours_c)(mininn.tensor(x))
+    assert ours_c.check(y).all()
+
+
+def test_registering_a_factory_like_torch():
+    for lib in (mininn, torch):
+        d = lib.distributions
+        registry = d.constraint_registry.ConstraintRegistry()
+        registry.register(d.constraints.positive, lambda c, d=d: d.ExpTransform())
+        assert isinstance(registry(d.constraints.positive), d.ExpTransform)
+
+    def bad(lib):
+        return lib.distributions.constraint_registry.ConstraintRegistry().register(int, lambda c: None)
+
+    same_error(lambda: bad(torch), lambda: bad(mininn))
