@@ -7,11 +7,10 @@ validation with torch's messages; ``kl_divergence`` covers the same-family pairs
 among them and a few cross pairs (``kl.py``, ``kl_families.py``). Samples come from mininn's global
 generator (``mininn.manual_seed``), not torch's sequence.
 
-Not here (torch has them): ContinuousBernoulli, VonMises, Wishart, LKJCholesky, LogisticNormal,
-GeneralizedPareto; the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution
-(and so ``biject_to``/``transform_to`` of corr_cholesky, cat and stack); transformed distributions
-through transforms whose events are vectors (LogisticNormal); most cross-family KL pairs (e.g.
-Normal-Gamma, Uniform-Normal). Gamma-family ``rsample`` gradients are exact implicit derivatives
+Not here (torch has them): ContinuousBernoulli, VonMises, Wishart, LKJCholesky, GeneralizedPareto;
+the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution (so ``biject_to`` and
+``transform_to`` of corr_cholesky, cat and stack); most cross-family KL pairs (e.g. Normal-Gamma,
+Uniform-Normal). Gamma-family ``rsample`` gradients are exact implicit derivatives
 (torch's approximate them to ~1e-4); Dirichlet/Beta ``rsample`` normalises Gamma draws, so per draw
 their gradient differs from torch's (both unbiased).
 """
@@ -47,6 +46,7 @@ from mininn.distributions.relaxed import (
 from mininn.distributions.transformed_distribution import (
     HalfCauchy,
     HalfNormal,
+    LogisticNormal,
     LogNormal,
     TransformedDistribution,
 )
@@ -101,6 +101,7 @@ __all__ = [
     "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
     "LowRankMultivariateNormal",
     "LowerCholeskyTransform",
     "LogitRelaxedBernoulli",
@@ -145,7 +146,8 @@ _TORCH_MODULES = {
     "half_cauchy": "transformed_distribution", "fishersnedecor": "gamma_derived",
     "inverse_gamma": "gamma_derived", "half_normal": "transformed_distribution",
     "negative_binomial": "counts", "pareto": "extreme_value", "weibull": "extreme_value",
-    "laplace": "location_scale", "log_normal": "transformed_distribution", "multinomial": "one_hot",
+    "laplace": "location_scale", "log_normal": "transformed_distribution",
+    "logistic_normal": "transformed_distribution", "multinomial": "one_hot",
     "one_hot_categorical": "one_hot", "poisson": "counts", "relaxed_bernoulli": "relaxed",
     "relaxed_categorical": "relaxed", "studentT": "location_scale",
 }

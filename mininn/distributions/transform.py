@@ -115,5 +115,11 @@ class _Inverse(Transform):
 
     __hash__ = object.__hash__
 
+    def forward_shape(self, shape: Any) -> Any:
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return self._inv.forward_shape(shape)
+
     def __repr__(self) -> str:
         return f"_InverseTransform({self._inv!r})"

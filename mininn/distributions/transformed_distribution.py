@@ -1,6 +1,6 @@
 """``TransformedDistribution(base, transforms)``: a base distribution pushed through elementwise
 transforms, and the families torch builds that way from a location-scale base: ``LogNormal``,
-``HalfNormal`` and ``HalfCauchy``."""
+``HalfNormal``, ``HalfCauchy``, and ``LogisticNormal`` (through stick-breaking)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,21 @@ from typing import Any, ClassVar
 import mininn
 from mininn.distributions import constraints
 from mininn.distributions.distribution import Distribution
-from mininn.distributions.independent import sum_rightmost
+from mininn.distributions.independent import Independent, sum_rightmost
 from mininn.distributions.location_scale import Cauchy
 from mininn.distributions.normal import Normal
-from mininn.distributions.transforms import AbsTransform, ExpTransform, Transform
+from mininn.distributions.transforms import AbsTransform, ComposeTransform, ExpTransform, Transform
 from mininn.distributions.utils import as_value
-from mininn.tensor import Tensor
+from mininn.distributions.vector_transforms import StickBreakingTransform
+from mininn.tensor import Size, Tensor
 
-__all__ = ["HalfCauchy", "HalfNormal", "LogNormal", "TransformedDistribution"]
+__all__ = ["HalfCauchy", "HalfNormal", "LogNormal", "LogisticNormal", "TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
     """Draws of ``base_distribution`` mapped through ``transforms`` in order; ``log_prob`` inverts them
-    and subtracts their log-Jacobians. Shapes are the base's (the transforms are elementwise)."""
+    and subtracts their log-Jacobians. Transforms whose events are vectors (``StickBreakingTransform``)
+    widen the event: the base is read as ``Independent`` over the dims they couple."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {}
     _expand_params: ClassVar[dict[str, int]] = {}  # a subclass's own parameters (name -> event dims)
@@ -37,15 +39,33 @@ class TransformedDistribution(Distribution):
             self.transforms = transforms
         else:
             raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
-        if any(t.event_dim for t in self.transforms):
-            raise NotImplementedError("mininn's TransformedDistribution takes elementwise transforms only")
+        base_shape = tuple(base_distribution.batch_shape + base_distribution.event_shape)
+        base_event_dim = len(base_distribution.event_shape)
+        transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError(f"base_distribution needs to have shape with size at least "
+                             f"{transform.domain.event_dim}, but got {Size(base_shape)}.")
+        forward_shape = tuple(transform.forward_shape(base_shape))
+        expanded_base_shape = tuple(transform.inverse_shape(forward_shape))
+        if base_shape != expanded_base_shape:
+            base_distribution = base_distribution.expand(expanded_base_shape[:len(expanded_base_shape)
+                                                                             - base_event_dim])
+        reinterpreted = transform.domain.event_dim - base_event_dim
+        if reinterpreted > 0:
+            base_distribution = Independent(base_distribution, reinterpreted)
         self.base_dist = base_distribution
-        super().__init__(base_distribution.batch_shape, base_distribution.event_shape,
-                         validate_args=validate_args)
+        change = transform.codomain.event_dim - transform.domain.event_dim
+        event_dim = max(transform.codomain.event_dim, base_event_dim + change)
+        cut = len(forward_shape) - event_dim
+        super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
         """The same distribution repeated over ``batch_shape``."""
-        return self._expanded(batch_shape, self._expand_params, base_dist=self.base_dist.expand(batch_shape),
+        shape = tuple(batch_shape) + tuple(self._event_shape)
+        for t in reversed(self.transforms):
+            shape = tuple(t.inverse_shape(shape))
+        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
+        return self._expanded(batch_shape, self._expand_params, base_dist=self.base_dist.expand(base_batch),
                               transforms=self.transforms)
 
     @property
@@ -82,7 +102,9 @@ class TransformedDistribution(Distribution):
         y = value
         for transform in reversed(self.transforms):
             x = transform.inv(y)
-            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim)
+            event_dim += transform.domain.event_dim - transform.codomain.event_dim
+            jacobian = transform.log_abs_det_jacobian(x, y)
+            log_prob = log_prob - sum_rightmost(jacobian, event_dim - transform.domain.event_dim)
             y = x
         base_dims = event_dim - len(self.base_dist.event_shape)
         return log_prob + sum_rightmost(self.base_dist.log_prob(y), base_dims)
@@ -237,3 +259,28 @@ class HalfCauchy(TransformedDistribution):
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() - math.log(2)
+
+
+class LogisticNormal(TransformedDistribution):
+    """A point of the simplex: ``Normal(loc, scale)`` draws (``K - 1`` of them) through
+    ``StickBreakingTransform`` onto ``K`` probabilities."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "loc": constraints.real, "scale": constraints.positive,
+    }
+    support = constraints.simplex  # type: ignore[assignment]
+    has_rsample = True  # type: ignore[assignment]
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale

@@ -17,6 +17,7 @@ import numpy as np
 
 import mininn
 from mininn.distributions import constraints
+from mininn.distributions.independent import sum_rightmost
 from mininn.distributions.transform import Transform
 from mininn.distributions.utils import broadcast_all
 from mininn.distributions.vector_transforms import (
@@ -34,6 +35,17 @@ __all__ = [
     "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
     "identity_transform",
 ]
+
+
+def _widened(constraint: constraints.Constraint, event_dim: int) -> constraints.Constraint:
+    """``constraint`` over ``event_dim`` rightmost dims (wrapped in ``independent`` when it has fewer)."""
+    if event_dim > constraint.event_dim:
+        return constraints.independent(constraint, event_dim - constraint.event_dim)
+    return constraint
+
+
+def _broadcast_shape(shape: Any, *params: Any) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(tuple(shape), *(tuple(getattr(p, "shape", ())) for p in params)))
 
 
 class ExpTransform(Transform):
@@ -73,15 +85,25 @@ class AffineTransform(Transform):
 
     def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
-        if event_dim != 0:
-            raise NotImplementedError("mininn's AffineTransform supports event_dim=0 only")
         self.loc, self.scale = loc, scale
+        self._event_dim = event_dim
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return _widened(constraints.real, self._event_dim)
+
+    codomain = domain
+
+    def forward_shape(self, shape: Any) -> Any:
+        return _broadcast_shape(shape, self.loc, self.scale)
+
+    inverse_shape = forward_shape
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         """This transform remembering its last ``(x, y)`` pair (``cache_size=1``) or not (0)."""
         if self._cache_size == cache_size:
             return self
-        return AffineTransform(self.loc, self.scale, 0, cache_size)
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size)
 
     @property
     def sign(self) -> Any:  # type: ignore[override]
@@ -105,8 +127,10 @@ class AffineTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         if isinstance(self.scale, (int, float)):
-            return mininn.full_like(x, float(np.log(abs(self.scale))))
-        return self.scale.abs().log().expand(x.shape)
+            result = mininn.full_like(x, float(np.log(abs(self.scale))))
+        else:
+            result = self.scale.abs().log().expand(x.shape)
+        return sum_rightmost(result, self._event_dim)
 
 
 class SigmoidTransform(Transform):
@@ -163,6 +187,11 @@ class PowerTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return (self.exponent * y / x).abs().log()
 
+    def forward_shape(self, shape: Any) -> Any:
+        return _broadcast_shape(shape, self.exponent)
+
+    inverse_shape = forward_shape
+
 
 class TanhTransform(Transform):
     """``y = tanh(x)`` (squashed Gaussian policies); ``cache_size=1`` keeps ``x`` for ``y`` near +-1."""
@@ -199,14 +228,43 @@ class SoftplusTransform(Transform):
 
 
 class ComposeTransform(Transform):
-    """``parts`` applied in order (elementwise ones); the empty composition is ``identity_transform``."""
+    """``parts`` applied in order; the empty composition is ``identity_transform``. Its domain and
+    codomain hold as many event dims as the parts need together."""
 
     def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
         self.parts = list(parts)
-        if self.parts:
-            self.domain, self.codomain = self.parts[0].domain, self.parts[-1].codomain
         self.bijective = all(p.bijective for p in self.parts)
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        return _widened(self.parts[0].domain, event_dim)
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        return _widened(self.parts[-1].codomain, event_dim)
+
+    def forward_shape(self, shape: Any) -> Any:
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape: Any) -> Any:
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
 
     @property
     def sign(self) -> Any:  # type: ignore[override]
@@ -236,9 +294,11 @@ class ComposeTransform(Transform):
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))
         xs.append(y)
-        total = self.parts[0].log_abs_det_jacobian(xs[0], xs[1])
-        for part, a, b in zip(self.parts[1:], xs[1:-1], xs[2:]):
-            total = total + part.log_abs_det_jacobian(a, b)
+        total: Any = 0
+        event_dim = self.domain.event_dim
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
+            total = total + sum_rightmost(part.log_abs_det_jacobian(a, b), event_dim - part.domain.event_dim)
+            event_dim += part.codomain.event_dim - part.domain.event_dim
         return total
 
     def __repr__(self) -> str:

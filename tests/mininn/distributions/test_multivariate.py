@@ -203,3 +203,42 @@ def test_transforms_with_cache_and_bad_cache_sizes_like_torch():
         assert D(lib).AffineTransform(1.0, 2.0).with_cache(1)._cache_size == 1
     same_error(lambda: torch.distributions.TanhTransform(cache_size=2),
                lambda: mininn.distributions.TanhTransform(cache_size=2))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_logistic_normal_matches_torch(dtype):
+    loc, scale = LOC[0].astype(dtype), (np.abs(LOC[1]) + 0.3).astype(dtype)  # (2, 3) -> events of 4
+    unit = _RNG.uniform(0.1, 1.0, (5, 2, 4))
+    simplex = (unit / unit.sum(-1, keepdims=True)).astype(dtype)
+    run_both(lambda lib, m, s, x: D(lib).LogisticNormal(m, s).log_prob(x), loc, scale, simplex)
+    pairs = (unit[:, 0, :2] / unit[:, 0, :2].sum(-1, keepdims=True)).astype(dtype)
+    run_both(lambda lib, m, s, x: D(lib).LogisticNormal(m[0, 0], s[0, 0]).log_prob(x), loc, scale,
+             pairs)  # scalar parameters: one event of 2
+    for make in (lambda lib: D(lib).LogisticNormal(lib.zeros(2, 3), lib.ones(3)),
+                 lambda lib: D(lib).LogisticNormal(0.0, 1.0),
+                 lambda lib: D(lib).LogisticNormal(lib.zeros(3), 1.0).expand((4,))):
+        ours, theirs = make(mininn), make(torch)
+        assert (tuple(ours.batch_shape), tuple(ours.event_shape)) == (tuple(theirs.batch_shape),
+                                                                        tuple(theirs.event_shape))
+        assert tuple(ours.rsample((6,)).shape) == tuple(theirs.rsample((6,)).shape)
+        assert repr(ours.support) == repr(theirs.support)
+    mininn.manual_seed(0)
+    draws = D(mininn).LogisticNormal(mininn.zeros(3), 1.0).sample((1000,))
+    assert bool(D(mininn).constraints.simplex.check(draws).all())
+
+
+def test_transformed_distribution_event_dims_and_shape_errors_match_torch():
+    def make(lib):
+        d = lib.distributions
+        transforms = [d.StickBreakingTransform(), d.AffineTransform(0.0, 2.0, event_dim=1)]
+        return d.TransformedDistribution(d.Normal(lib.zeros(2, 3), 1.0), transforms)
+
+    ours, theirs = make(mininn), make(torch)
+    assert (tuple(ours.batch_shape), tuple(ours.event_shape)) == ((2,), (4,)) == (
+        tuple(theirs.batch_shape), tuple(theirs.event_shape))
+    value = np.full((2, 4), 0.5)
+    run_both(lambda lib, v: make(lib).log_prob(v), value, check_grad=False)
+    same_error(lambda: torch.distributions.TransformedDistribution(
+                   torch.distributions.Normal(0.0, 1.0), torch.distributions.StickBreakingTransform()),
+               lambda: mininn.distributions.TransformedDistribution(
+                   mininn.distributions.Normal(0.0, 1.0), mininn.distributions.StickBreakingTransform()))
