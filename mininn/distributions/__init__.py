@@ -7,7 +7,7 @@ validation with torch's messages; ``kl_divergence`` covers the same-family pairs
 among them and a few cross pairs (``kl.py``, ``kl_families.py``). Samples come from mininn's global
 generator (``mininn.manual_seed``), not torch's sequence.
 
-Not here (torch has them): ContinuousBernoulli, VonMises, Wishart, LKJCholesky, GeneralizedPareto;
+Not here (torch has them): VonMises, Wishart, LKJCholesky, GeneralizedPareto;
 the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution (so ``biject_to`` and
 ``transform_to`` of corr_cholesky, cat and stack); most cross-family KL pairs (e.g. Normal-Gamma,
 Uniform-Normal). Gamma-family ``rsample`` gradients are exact implicit derivatives
@@ -21,6 +21,7 @@ from mininn.distributions import constraint_registry, constraints, kl_families, 
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
 from mininn.distributions.constraint_registry import biject_to, transform_to
+from mininn.distributions.continuous_bernoulli import ContinuousBernoulli
 from mininn.distributions.counts import Binomial, Geometric, NegativeBinomial, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
@@ -83,6 +84,7 @@ __all__ = [
     "Cauchy",
     "Chi2",
     "ComposeTransform",
+    "ContinuousBernoulli",
     "Dirichlet",
     "Distribution",
     "ExpRelaxedCategorical",

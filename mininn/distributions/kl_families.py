@@ -1,10 +1,9 @@
-"""``kl_divergence`` registrations for the families beyond ``kl.py``'s first four: Gamma (and Chi2),
-Beta, Dirichlet, Laplace, Exponential, Poisson, Cauchy, Gumbel, Pareto, Geometric, Binomial,
-OneHotCategorical,
-HalfNormal, LogNormal (transformed distributions with equal transforms), MultivariateNormal and
-LowRankMultivariateNormal (each with itself and the other), Independent, and torch's cross
-pairs Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson. Formulas and
-infinite cases follow torch."""
+"""``kl_divergence`` registrations for the families beyond ``kl.py``'s first four: ContinuousBernoulli,
+Gamma (and Chi2), Beta, Dirichlet, Laplace, Exponential, Poisson, Cauchy, Gumbel, Pareto, Geometric,
+Binomial, OneHotCategorical, HalfNormal, LogNormal (transformed distributions with equal transforms),
+MultivariateNormal and LowRankMultivariateNormal (each with itself and the other), Independent, any
+two members of one exponential family (Bregman), and torch's cross pairs Exponential-Gamma,
+Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson. Formulas and infinite cases follow torch."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ import numpy as np
 
 import mininn
 from mininn.distributions.bernoulli import Bernoulli
+from mininn.distributions.continuous_bernoulli import ContinuousBernoulli
 from mininn.distributions.counts import Binomial, Geometric, Poisson
 from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.exp_family import ExponentialFamily, bregman_kl
@@ -40,6 +40,14 @@ _EULER_GAMMA = 0.57721566490153286060
 
 
 register_kl(ExponentialFamily, ExponentialFamily)(bregman_kl)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Tensor:
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + mininn.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - mininn.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 @register_kl(Gamma, Gamma)

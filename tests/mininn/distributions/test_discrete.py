@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import mininn
 from tests.mininn._tensor_parity import run_both
+from tests.mininn.nn._layer_parity import same_error
 
 torch = pytest.importorskip("torch")
 
@@ -101,3 +103,42 @@ def test_negative_binomial_matches_torch_in_both_parametrisations(dtype):
     run_both(lambda lib, c, a: _stats(D(lib).NegativeBinomial(c, a)), n, p)
     run_both(lambda lib, a, x: D(lib).NegativeBinomial(0.0, a).log_prob(x), p[0], np.zeros(3, dtype),
              check_grad=False)
+
+
+CB_PROBS = np.array([0.02, 0.3, 0.4995, 0.5, 0.5004, 0.7, 0.98])  # the middle three inside lims
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_continuous_bernoulli_matches_torch_on_both_sides_of_one_half(dtype):
+    p = np.broadcast_to(CB_PROBS, (3, 7)).astype(dtype)
+    x = np.random.default_rng(1).uniform(0.01, 0.99, (3, 7)).astype(dtype)
+    cb = lambda lib, a: D(lib).ContinuousBernoulli(a)  # noqa: E731
+    run_both(lambda lib, a, v: cb(lib, a).log_prob(v), p, x)
+    run_both(lambda lib, a, v: cb(lib, a).cdf(v), p, x)
+    run_both(lambda lib, a, v: cb(lib, a).icdf(v), p, x)
+    run_both(lambda lib, a: (cb(lib, a).mean, cb(lib, a).variance, cb(lib, a).stddev, cb(lib, a).entropy()),
+             p)
+    logits = np.log(p / (1 - p)).astype(dtype)
+    run_both(lambda lib, z, v: D(lib).ContinuousBernoulli(logits=z).log_prob(v), logits, x)
+    run_both(lambda lib, z: D(lib).ContinuousBernoulli(logits=z).entropy(), logits)
+    run_both(lambda lib, a, b: D(lib).kl_divergence(cb(lib, a), cb(lib, b)), p, p[:, ::-1].copy())
+    edges = np.array([-0.5, 0.0, 1.0, 1.5], dtype)
+    run_both(lambda lib, a, v: D(lib).ContinuousBernoulli(a, validate_args=False).cdf(v), p[0, :4].copy(),
+             edges, check_grad=False)
+
+
+def test_continuous_bernoulli_draws_shapes_and_checks_match_torch():
+    ours = D(mininn).ContinuousBernoulli(mininn.tensor([0.2, 0.5, 0.9]))
+    theirs = D(torch).ContinuousBernoulli(torch.tensor([0.2, 0.5, 0.9]))
+    assert tuple(ours.rsample((4,)).shape) == tuple(theirs.rsample((4,)).shape)
+    assert repr(ours) == repr(theirs).replace("torch.", "mininn.")
+    assert tuple(ours.expand((2, 3)).sample().shape) == (2, 3)
+    mininn.manual_seed(0)
+    draws = ours.sample((40000,)).numpy()
+    np.testing.assert_allclose(draws.mean(0), ours.mean.numpy(), atol=0.01)
+    np.testing.assert_allclose(draws.var(0), ours.variance.numpy(), rtol=0.05)
+    same_error(lambda: D(torch).ContinuousBernoulli(torch.tensor([1.5]), validate_args=True),
+               lambda: D(mininn).ContinuousBernoulli(mininn.tensor([1.5]), validate_args=True))
+    # without an explicit validate_args, torch clamps probs into (0, 1) first and then accepts them
+    clamped = D(mininn).ContinuousBernoulli(mininn.tensor([1.5])).probs
+    assert clamped.tolist() == D(torch).ContinuousBernoulli(torch.tensor([1.5])).probs.tolist()
