@@ -4,20 +4,22 @@ Every family has ``sample`` (and ``rsample`` where torch's is reparameterised), 
 ``entropy``, ``mean``, ``variance``/``stddev``, ``mode``, ``cdf``/``icdf`` where torch has them,
 ``support``/``arg_constraints``, ``batch_shape``/``event_shape``, ``expand``, and argument
 validation with torch's messages; ``kl_divergence`` covers the same-family pairs torch registers
-among them and a few cross pairs (``kl.py``, ``kl_families.py``). Samples come from mininn's global
+among them, the pairs it declares infinite (disjoint supports) and a few cross pairs (``kl.py``,
+``kl_families.py``, ``kl_infinite.py``). Samples come from mininn's global
 generator (``mininn.manual_seed``), not torch's sequence.
 
 Not here (torch has them): VonMises, Wishart, LKJCholesky, GeneralizedPareto;
 the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution (so ``biject_to`` and
-``transform_to`` of corr_cholesky, cat and stack); most cross-family KL pairs (e.g. Normal-Gamma,
-Uniform-Normal). Gamma-family ``rsample`` gradients are exact implicit derivatives
+``transform_to`` of corr_cholesky, cat and stack); the finite cross-family KL pairs other than
+Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson (e.g. Gamma-Normal,
+Uniform-Normal, Beta-Exponential). Gamma-family ``rsample`` gradients are exact implicit derivatives
 (torch's approximate them to ~1e-4); Dirichlet/Beta ``rsample`` normalises Gamma draws, so per draw
 their gradient differs from torch's (both unbiased).
 """
 
 import sys as _sys
 
-from mininn.distributions import constraint_registry, constraints, kl_families, transforms
+from mininn.distributions import constraint_registry, constraints, kl_families, kl_infinite, transforms
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
 from mininn.distributions.constraint_registry import biject_to, transform_to
@@ -72,7 +74,7 @@ from mininn.distributions.vector_transforms import (
     StickBreakingTransform,
 )
 
-del kl_families  # imported for its registrations
+del kl_families, kl_infinite  # imported for their registrations
 
 __all__ = [
     "AbsTransform",

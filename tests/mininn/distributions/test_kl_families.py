@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mininn
+from mininn.distributions.kl_infinite import _INFINITE
 from tests.mininn._tensor_parity import run_both
 from tests.mininn.distributions._parity import run_both_trigamma
 from tests.mininn.nn._layer_parity import same_error
@@ -116,3 +117,33 @@ def test_infinite_and_refused_cases_match_torch():
         q = D(lib).Independent(D(lib).Normal(lib.zeros(2, 3), 1.0), 2)
         with pytest.raises(NotImplementedError):
             kl(lib, p, q)
+
+
+def _samples(lib):
+    t = lib.tensor
+    return {
+        "Normal": D(lib).Normal(t([0.3, -1.0]), t([1.0, 2.0])),
+        "Laplace": D(lib).Laplace(t([0.3, -1.0]), 1.0), "Gumbel": D(lib).Gumbel(t([0.3, -1.0]), 1.0),
+        "Exponential": D(lib).Exponential(t([1.0, 2.0])),
+        "Gamma": D(lib).Gamma(t([2.0, 3.0]), 1.0), "Beta": D(lib).Beta(t([2.0, 3.0]), t([1.5, 2.0])),
+        "Pareto": D(lib).Pareto(t([1.0, 2.0]), 3.0), "Uniform": D(lib).Uniform(t([0.1, 0.2]), 0.9),
+        "ContinuousBernoulli": D(lib).ContinuousBernoulli(t([0.3, 0.6])),
+        "Poisson": D(lib).Poisson(t([1.0, 2.0])),
+        "Bernoulli": D(lib).Bernoulli(t([0.3, 0.6])), "Binomial": D(lib).Binomial(3, t([0.3, 0.6])),
+    }
+
+
+INFINITE_PAIRS = sorted((p.__name__, q.__name__) for p, (_, qs) in _INFINITE.items() for q in qs)
+
+
+@pytest.mark.parametrize(("p", "q"), INFINITE_PAIRS)
+def test_pairs_with_disjoint_supports_are_infinite_like_torchs(p, q):
+    ours, theirs = _samples(mininn), _samples(torch)
+    got, want = kl(mininn, ours[p], ours[q]), kl(torch, theirs[p], theirs[q])
+    assert got.tolist() == want.tolist() == [float("inf")] * 2
+
+
+def test_normal_against_poisson_is_refused_as_torch_refuses_it():
+    ours, theirs = _samples(mininn), _samples(torch)
+    same_error(lambda: kl(torch, theirs["Normal"], theirs["Poisson"]),
+               lambda: kl(mininn, ours["Normal"], ours["Poisson"]))
