@@ -46,6 +46,8 @@ FAMILIES = {
     "InverseGamma": lambda lib: D(lib).InverseGamma(lib.tensor([4.0, 9.0]), lib.tensor([2.0, 5.0])),
     "FisherSnedecor": lambda lib: D(lib).FisherSnedecor(lib.tensor([6.0, 9.0]), lib.tensor([12.0, 20.0])),
     "Kumaraswamy": lambda lib: D(lib).Kumaraswamy(lib.tensor([0.5, 2.0]), lib.tensor([1.5, 3.0])),
+    "ContinuousBernoulli": lambda lib: D(lib).ContinuousBernoulli(lib.tensor([0.2, 0.5, 0.9])),
+    "ContinuousBernoulli-logits": lambda lib: D(lib).ContinuousBernoulli(logits=lib.tensor([-1.0, 2.0])),
     "LogisticNormal": lambda lib: D(lib).LogisticNormal(lib.tensor([[0.0, 1.0], [-1.0, 0.5]]), 0.5),
     "MultivariateNormal": lambda lib: D(lib).MultivariateNormal(
         lib.tensor([1.0, -1.0]), lib.tensor([[2.0, 0.6], [0.6, 1.0]])),
