@@ -8,7 +8,7 @@ among them, the pairs it declares infinite (disjoint supports) and a few cross p
 ``kl_families.py``, ``kl_infinite.py``). Samples come from mininn's global
 generator (``mininn.manual_seed``), not torch's sequence.
 
-Not here (torch has them): VonMises, Wishart, LKJCholesky, GeneralizedPareto;
+Not here (torch has them): Wishart, LKJCholesky, GeneralizedPareto;
 the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution (so ``biject_to`` and
 ``transform_to`` of corr_cholesky, cat and stack); the finite cross-family KL pairs other than
 Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson (e.g. Gamma-Normal,
@@ -73,6 +73,7 @@ from mininn.distributions.vector_transforms import (
     SoftmaxTransform,
     StickBreakingTransform,
 )
+from mininn.distributions.von_mises import VonMises
 
 del kl_families, kl_infinite  # imported for their registrations
 
@@ -131,6 +132,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "constraint_registry",

@@ -48,6 +48,7 @@ FAMILIES = {
     "Kumaraswamy": lambda lib: D(lib).Kumaraswamy(lib.tensor([0.5, 2.0]), lib.tensor([1.5, 3.0])),
     "ContinuousBernoulli": lambda lib: D(lib).ContinuousBernoulli(lib.tensor([0.2, 0.5, 0.9])),
     "ContinuousBernoulli-logits": lambda lib: D(lib).ContinuousBernoulli(logits=lib.tensor([-1.0, 2.0])),
+    "VonMises": lambda lib: D(lib).VonMises(lib.tensor([0.5, -2.0, 3.0]), lib.tensor([0.3, 4.0, 1e-6])),
     "LogisticNormal": lambda lib: D(lib).LogisticNormal(lib.tensor([[0.0, 1.0], [-1.0, 0.5]]), 0.5),
     "MultivariateNormal": lambda lib: D(lib).MultivariateNormal(
         lib.tensor([1.0, -1.0]), lib.tensor([[2.0, 0.6], [0.6, 1.0]])),
@@ -59,9 +60,9 @@ FAMILIES = {
     "RelaxedOneHotCategorical": lambda lib: D(lib).RelaxedOneHotCategorical(
         lib.tensor(0.5), lib.tensor([0.2, 0.3, 0.5])),
 }
-NO_MOMENTS = {  # no finite moments or none torch defines (Cauchy, relaxed), or checked below (one-hot)
+NO_MOMENTS = {  # no finite moments or none torch defines, circular ones, or checked below (one-hot)
     "Cauchy", "HalfCauchy", "LogisticNormal", "OneHotCategorical", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical",
+    "RelaxedOneHotCategorical", "VonMises",
 }
 
 
@@ -256,3 +257,14 @@ def test_gamma_cdf_refuses_a_gradient_in_the_concentration_like_torch():
         conc = lib.tensor([2.0], requires_grad=True)
         D(lib).Gamma(conc, lib.tensor([1.0])).cdf(lib.tensor([1.5])).sum().backward()
     same_error(lambda: backward(torch), lambda: backward(mininn))
+
+
+def test_von_mises_draws_have_its_circular_mean_and_variance():
+    mininn.manual_seed(11)
+    dist = D(mininn).VonMises(mininn.tensor([0.5, -2.0, 3.0], dtype=mininn.float64),
+                              mininn.tensor([0.3, 4.0, 30.0], dtype=mininn.float64))
+    draws = dist.sample((40000,)).numpy()
+    assert draws.min() >= -np.pi and draws.max() < np.pi
+    resultant = np.exp(1j * draws).mean(0)
+    np.testing.assert_allclose(1 - np.abs(resultant), dist.variance.numpy(), atol=0.01)
+    np.testing.assert_allclose(np.angle(resultant)[1:], [-2.0, 3.0], atol=0.02)
