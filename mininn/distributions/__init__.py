@@ -8,7 +8,7 @@ among them, the pairs it declares infinite (disjoint supports) and a few cross p
 ``kl_families.py``, ``kl_infinite.py``). Samples come from mininn's global
 generator (``mininn.manual_seed``), not torch's sequence.
 
-Not here (torch has them): Wishart, LKJCholesky, GeneralizedPareto;
+Not here (torch has them): Wishart, LKJCholesky;
 the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution (so ``biject_to`` and
 ``transform_to`` of corr_cholesky, cat and stack); the finite cross-family KL pairs other than
 Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson (e.g. Gamma-Normal,
@@ -28,7 +28,7 @@ from mininn.distributions.counts import Binomial, Geometric, NegativeBinomial, P
 from mininn.distributions.dirichlet import Beta, Dirichlet
 from mininn.distributions.distribution import Distribution
 from mininn.distributions.exp_family import ExponentialFamily
-from mininn.distributions.extreme_value import Gumbel, Pareto, Weibull
+from mininn.distributions.extreme_value import GeneralizedPareto, Gumbel, Pareto, Weibull
 from mininn.distributions.gamma import Chi2, Exponential, Gamma
 from mininn.distributions.gamma_derived import FisherSnedecor, InverseGamma
 from mininn.distributions.independent import Independent
@@ -96,6 +96,7 @@ __all__ = [
     "Exponential",
     "FisherSnedecor",
     "Gamma",
+    "GeneralizedPareto",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
@@ -148,7 +149,8 @@ __all__ = [
 # names point at the module holding each family and `from torch.distributions.beta import Beta` works
 _TORCH_MODULES = {
     "beta": "dirichlet", "binomial": "counts", "cauchy": "location_scale", "chi2": "gamma",
-    "exponential": "gamma", "geometric": "counts", "gumbel": "extreme_value",
+    "exponential": "gamma", "generalized_pareto": "extreme_value", "geometric": "counts",
+    "gumbel": "extreme_value",
     "half_cauchy": "transformed_distribution", "fishersnedecor": "gamma_derived",
     "inverse_gamma": "gamma_derived", "half_normal": "transformed_distribution",
     "negative_binomial": "counts", "pareto": "extreme_value", "weibull": "extreme_value",

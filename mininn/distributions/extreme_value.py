@@ -1,5 +1,6 @@
-"""Families torch builds by transforming a uniform or exponential base: ``Gumbel(loc, scale)``,
-``Weibull(scale, concentration)`` and ``Pareto(scale, alpha)``."""
+"""Extreme-value and tail families: ``Gumbel(loc, scale)``, ``Weibull(scale, concentration)`` and
+``Pareto(scale, alpha)`` (built as torch builds them, by transforming a uniform or exponential base),
+and ``GeneralizedPareto(loc, scale, concentration)``."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ import numpy as np
 
 import mininn
 from mininn.distributions import constraints
+from mininn.distributions.distribution import Distribution
 from mininn.distributions.gamma import Exponential
 from mininn.distributions.transformed_distribution import TransformedDistribution
 from mininn.distributions.transforms import AffineTransform, ExpTransform, PowerTransform
 from mininn.distributions.uniform import Uniform
 from mininn.distributions.utils import broadcast_all
-from mininn.tensor import Tensor
+from mininn.tensor import Size, Tensor
 
-__all__ = ["Gumbel", "Pareto", "Weibull"]
+__all__ = ["GeneralizedPareto", "Gumbel", "Pareto", "Weibull"]
 
 _EULER_GAMMA = 0.57721566490153286060
 
@@ -150,3 +152,86 @@ class Pareto(TransformedDistribution):
 
     def entropy(self) -> Tensor:
         return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class GeneralizedPareto(Distribution):
+    """Peaks over a threshold: location ``loc``, ``scale`` and shape ``concentration`` (xi); xi = 0 is
+    the shifted exponential, xi < 0 has the upper end ``loc - scale / xi`` (reparameterisable)."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real,
+    }
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, concentration: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        scalar = all(isinstance(v, Number) for v in (loc, scale, concentration))
+        super().__init__(Size() if scalar else self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> GeneralizedPareto:
+        """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
+        return self._expanded(batch_shape, {"loc": 0, "scale": 0, "concentration": 0})
+
+    def _xi(self) -> tuple[Tensor, Tensor]:
+        """Where xi is (close to) 0, and xi with 1 put there so the xi != 0 forms stay finite."""
+        zero = mininn.isclose(self.concentration, mininn.zeros_like(self.concentration))
+        return zero, mininn.where(zero, mininn.ones_like(self.concentration), self.concentration)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        u = mininn.rand(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        zero, xi = self._xi()
+        y = 1 / xi + mininn.ones_like(z)
+        nonzero = mininn.where(y == 0, y, y * mininn.log1p(xi * z))
+        return -self.scale.log() - mininn.where(zero, z, nonzero)
+
+    def log_survival_function(self, value: Tensor) -> Tensor:
+        """``log P(X > value)``."""
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        zero, xi = self._xi()
+        return mininn.where(zero, -z, -mininn.log1p(xi * z) / xi)
+
+    def log_cdf(self, value: Tensor) -> Tensor:
+        """``log P(X <= value)``."""
+        return mininn.log1p(-mininn.exp(self.log_survival_function(value)))
+
+    def cdf(self, value: Tensor) -> Tensor:
+        return mininn.exp(self.log_cdf(value))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        """The value below which a draw falls with probability ``value``."""
+        zero, xi = self._xi()
+        log_u = mininn.log1p(-value)
+        return mininn.where(zero, self.loc - self.scale * log_u,
+                            self.loc + self.scale / xi * mininn.expm1(-xi * log_u))
+
+    @property
+    def mean(self) -> Tensor:
+        valid = self.concentration < 1
+        xi = mininn.where(valid, self.concentration, 0.5)
+        return mininn.where(valid, self.loc + self.scale / (1 - xi), math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        valid = self.concentration < 0.5
+        xi = mininn.where(valid, self.concentration, 0.25)
+        return mininn.where(valid, self.scale**2 / ((1 - xi) ** 2 * (1 - 2 * xi)), math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    def entropy(self) -> Tensor:
+        return mininn.broadcast_to(mininn.log(self.scale) + self.concentration + 1, tuple(self._batch_shape))
+
+    @property
+    def support(self) -> constraints.Constraint:  # type: ignore[override]
+        upper = mininn.where(self.concentration < 0, self.loc - self.scale / self.concentration, math.inf)
+        return constraints.interval(self.loc, upper)

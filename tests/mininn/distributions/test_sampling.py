@@ -49,6 +49,8 @@ FAMILIES = {
     "ContinuousBernoulli": lambda lib: D(lib).ContinuousBernoulli(lib.tensor([0.2, 0.5, 0.9])),
     "ContinuousBernoulli-logits": lambda lib: D(lib).ContinuousBernoulli(logits=lib.tensor([-1.0, 2.0])),
     "VonMises": lambda lib: D(lib).VonMises(lib.tensor([0.5, -2.0, 3.0]), lib.tensor([0.3, 4.0, 1e-6])),
+    "GeneralizedPareto": lambda lib: D(lib).GeneralizedPareto(
+        lib.tensor([0.0, 1.0]), 2.0, lib.tensor([-0.2, 0.1])),
     "LogisticNormal": lambda lib: D(lib).LogisticNormal(lib.tensor([[0.0, 1.0], [-1.0, 0.5]]), 0.5),
     "MultivariateNormal": lambda lib: D(lib).MultivariateNormal(
         lib.tensor([1.0, -1.0]), lib.tensor([[2.0, 0.6], [0.6, 1.0]])),
