@@ -74,7 +74,7 @@ class Normal(ExponentialFamily):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
         """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
-        return Normal(self.loc.expand(batch_shape), self.scale.expand(batch_shape), validate_args=False)
+        return self._expanded(batch_shape, {"loc": 0, "scale": 0})
 
     def entropy(self) -> Tensor:
         return 0.5 + _HALF_LOG_2PI + mininn.log(self.scale)

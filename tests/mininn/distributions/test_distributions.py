@@ -256,3 +256,14 @@ def test_a_user_subclass_written_for_torch_works():
                lambda: define(mininn)(mininn.tensor([1.0])).log_prob(mininn.tensor([-1.0])))
     same_error(lambda: TD.Chi2(torch.tensor(1.0)).icdf(torch.tensor(0.5)),
                lambda: MD.Chi2(mininn.tensor(1.0)).icdf(mininn.tensor(0.5)))
+
+
+def test_expand_keeps_the_validation_setting_like_torch():
+    for lib in (mininn, torch):
+        d = lib.distributions
+        unchecked = (d.Normal(lib.zeros(2), 1.0, validate_args=False),
+                     d.Gamma(lib.ones(2), 1.0, validate_args=False),
+                     d.Categorical(logits=lib.zeros(2, 3), validate_args=False))
+        for dist in unchecked:
+            assert dist.expand((4, 2))._validate_args is False
+        assert d.Normal(lib.zeros(2), 1.0, validate_args=True).expand((3, 2))._validate_args is True
