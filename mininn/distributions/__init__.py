@@ -3,23 +3,28 @@
 Every family has ``sample`` (and ``rsample`` where torch's is reparameterised), ``log_prob``,
 ``entropy``, ``mean``, ``variance``/``stddev``, ``mode``, ``cdf``/``icdf`` where torch has them,
 ``support``/``arg_constraints``, ``batch_shape``/``event_shape``, ``expand``, and argument
-validation with torch's messages; ``kl_divergence`` covers the same-family pairs torch registers
-among them, the pairs it declares infinite (disjoint supports) and a few cross pairs (``kl.py``,
-``kl_families.py``, ``kl_infinite.py``). Samples come from mininn's global
-generator (``mininn.manual_seed``), not torch's sequence.
+validation with torch's messages; ``kl_divergence`` covers the pairs torch registers among them
+(``kl.py``, ``kl_families.py``, ``kl_cross.py``, ``kl_infinite.py``) except the finite ones between
+a ContinuousBernoulli and another family (Beta, Exponential, Normal, Uniform). Samples come from
+mininn's global generator (``mininn.manual_seed``), not torch's sequence.
 
-Not here (torch has them): Wishart, LKJCholesky;
-the transforms CorrCholesky, Reshape, Cat, Stack and CumulativeDistribution (so ``biject_to`` and
-``transform_to`` of corr_cholesky, cat and stack); the finite cross-family KL pairs other than
-Exponential-Gamma, Gamma-Exponential, Normal-Laplace and Bernoulli-Poisson (e.g. Gamma-Normal,
-Uniform-Normal, Beta-Exponential). Gamma-family ``rsample`` gradients are exact implicit derivatives
+Not here (torch has them): Wishart, LKJCholesky; the transforms CorrCholesky, Reshape, Cat, Stack
+and CumulativeDistribution (so ``biject_to``/``transform_to`` of corr_cholesky, cat and stack).
+Gamma-family ``rsample`` gradients are exact implicit derivatives
 (torch's approximate them to ~1e-4); Dirichlet/Beta ``rsample`` normalises Gamma draws, so per draw
 their gradient differs from torch's (both unbiased).
 """
 
 import sys as _sys
 
-from mininn.distributions import constraint_registry, constraints, kl_families, kl_infinite, transforms
+from mininn.distributions import (
+    constraint_registry,
+    constraints,
+    kl_cross,
+    kl_families,
+    kl_infinite,
+    transforms,
+)
 from mininn.distributions.bernoulli import Bernoulli
 from mininn.distributions.categorical import Categorical
 from mininn.distributions.constraint_registry import biject_to, transform_to
@@ -75,7 +80,7 @@ from mininn.distributions.vector_transforms import (
 )
 from mininn.distributions.von_mises import VonMises
 
-del kl_families, kl_infinite  # imported for their registrations
+del kl_cross, kl_families, kl_infinite  # imported for their registrations
 
 __all__ = [
     "AbsTransform",

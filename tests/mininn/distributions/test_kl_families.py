@@ -147,3 +147,45 @@ def test_normal_against_poisson_is_refused_as_torch_refuses_it():
     ours, theirs = _samples(mininn), _samples(torch)
     same_error(lambda: kl(torch, theirs["Normal"], theirs["Poisson"]),
                lambda: kl(mininn, ours["Normal"], ours["Poisson"]))
+
+
+def _cross(lib, name, a, b):
+    """Family ``name`` from two positive parameter arrays, in ranges where its moments are finite."""
+    d = lib.distributions
+    return {
+        "Normal": lambda: d.Normal(a - 1.0, b), "Laplace": lambda: d.Laplace(a - 1.0, b),
+        "Gumbel": lambda: d.Gumbel(a - 1.0, b), "Exponential": lambda: d.Exponential(a),
+        "Gamma": lambda: d.Gamma(a, b), "Beta": lambda: d.Beta(a, b), "Pareto": lambda: d.Pareto(b, a + 2.0),
+        "Uniform": lambda: d.Uniform(a * 0.1, a * 0.1 + b * 0.2),
+        "UniformWide": lambda: d.Uniform(a * 0 - 1, a + 1),
+        "ParetoLow": lambda: d.Pareto(b * 0 + 0.01, a),
+    }[name]()
+
+
+CROSS_PAIRS = [
+    ("Beta", "Normal"), ("Exponential", "Normal"), ("Gamma", "Normal"), ("Gumbel", "Normal"),
+    ("Laplace", "Normal"), ("Pareto", "Normal"), ("Uniform", "Normal"), ("Exponential", "Gumbel"),
+    ("Gamma", "Gumbel"),
+    ("Normal", "Gumbel"), ("Uniform", "Gumbel"), ("Beta", "Exponential"), ("Beta", "Gamma"),
+    ("Pareto", "Exponential"), ("Pareto", "Gamma"), ("Uniform", "Exponential"), ("Uniform", "Gamma"),
+    ("Uniform", "Beta"), ("Beta", "UniformWide"), ("Uniform", "ParetoLow"),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(("p", "q"), CROSS_PAIRS)
+def test_cross_family_closed_forms_match_torch(dtype, p, q):
+    a, b = (P_POS / 3.5).astype(dtype), (Q_POS / 3.5).astype(dtype)  # in (0.1, 0.9): inside [0, 1]
+    c, e = (P_POS2 / 3.5).astype(dtype), (Q_POS2 / 3.5).astype(dtype)
+    check = run_both_trigamma if {"Beta", "Gamma"} & {p, q} else run_both
+    check(lambda lib, w, x, y, z: kl(lib, _cross(lib, p, w, x), _cross(lib, q, y, z)), a, b, c, e)
+
+
+@pytest.mark.parametrize(("p", "q", "low"), [("Uniform", "Exponential", -0.5), ("Uniform", "Gamma", -0.5),
+                                              ("Uniform", "Beta", -0.5), ("Uniform", "Beta", 0.5)])
+def test_cross_family_infinite_cases_match_torch(p, q, low):
+    lows, highs = np.array([low, 0.2]), np.array([low + 1.2, 0.7])
+    for lib in (mininn, torch):
+        uniform = D(lib).Uniform(lib.tensor(lows), lib.tensor(highs))
+        got = kl(lib, uniform, _cross(lib, q, lib.tensor([0.5, 0.6]), lib.tensor([0.7, 0.8])))
+        assert got.tolist()[0] == float("inf") and np.isfinite(got.tolist()[1])
