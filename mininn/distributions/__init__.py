@@ -3,10 +3,9 @@
 Every family has ``sample`` (and ``rsample`` where torch's is reparameterised), ``log_prob``,
 ``entropy``, ``mean``, ``variance``/``stddev``, ``mode``, ``cdf``/``icdf`` where torch has them,
 ``support``/``arg_constraints``, ``batch_shape``/``event_shape``, ``expand``, and argument
-validation with torch's messages; ``kl_divergence`` covers the pairs torch registers among them
-(``kl.py``, ``kl_families.py``, ``kl_cross.py``, ``kl_infinite.py``) except the finite ones between
-a ContinuousBernoulli and another family (Beta, Exponential, Normal, Uniform). Samples come from
-mininn's global generator (``mininn.manual_seed``), not torch's sequence.
+validation with torch's messages; ``kl_divergence`` covers every pair torch registers among them
+(``kl.py``, ``kl_families.py``, ``kl_cross.py``, ``kl_infinite.py``). Samples come from mininn's
+global generator (``mininn.manual_seed``), not torch's sequence.
 
 Not here (torch has them): Wishart, LKJCholesky; the transforms CorrCholesky, Reshape, Cat, Stack
 and CumulativeDistribution (so ``biject_to``/``transform_to`` of corr_cholesky, cat and stack).

@@ -1,6 +1,7 @@
 """Closed-form KL(p || q) between families of different kinds, the pairs torch registers: a Beta,
 Exponential, Gamma, Gumbel, Laplace, Pareto or Uniform ``p`` against a Normal, Gumbel, Exponential,
-Gamma, Beta, Uniform or Pareto ``q``. Each is ``-H(p) - E_p[log q]`` with ``E_p`` in closed form;
+Gamma, Beta, Uniform or Pareto ``q``, and a ContinuousBernoulli against a Beta, Uniform, Exponential
+or Normal. Each is ``-H(p) - E_p[log q]`` with ``E_p`` in closed form;
 infinite where ``p`` reaches outside ``q``'s support (a Uniform below 0 against a Gamma) or where a
 moment of ``p`` that the formula needs is infinite (a Pareto with ``alpha <= 1`` or ``2``)."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 
 import mininn
+from mininn.distributions.continuous_bernoulli import ContinuousBernoulli
 from mininn.distributions.dirichlet import Beta
 from mininn.distributions.extreme_value import Gumbel, Pareto
 from mininn.distributions.gamma import Exponential, Gamma
@@ -192,3 +194,35 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
     t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
     mean_log = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     return (mean_log * (q.alpha + 1) - t1).masked_fill(p.low < q.scale, math.inf)
+
+
+# ---- with a ContinuousBernoulli: E[log q] from its mean and variance, or its normaliser ------------
+def _against_continuous_bernoulli(p: Beta | Uniform, q: ContinuousBernoulli) -> Tensor:
+    return -p.entropy() - p.mean * q.logits - mininn.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+register_kl(Beta, ContinuousBernoulli)(_against_continuous_bernoulli)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p: Uniform, q: ContinuousBernoulli) -> Tensor:
+    result = _against_continuous_bernoulli(p, q)
+    return result.masked_fill((p.high >= 1) | (p.low <= 0), math.inf)  # torch's bounds, both inclusive
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
+    return -p.entropy() - mininn.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
+    t2 = 0.5 * (math.log(2.0 * math.pi) + mininn.square(q.loc / q.scale)) + mininn.log(q.scale)
+    t3 = (p.variance + mininn.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * mininn.square(q.scale))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
+    result = -p.entropy() + (q.high - q.low).log()
+    return result.masked_fill((q.low >= 0) | (q.high <= 1), math.inf)  # torch's bounds, both inclusive
