@@ -16,6 +16,7 @@ from mininn.tensor import Tensor
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
     "dependent",
     "dependent_property",
@@ -315,6 +316,31 @@ class LowerTriangular(Constraint):
     def check(self, value: Tensor) -> Tensor:
         v = np.asarray(_raw(value))
         return Tensor(np.asarray((np.tril(v) == v).reshape(v.shape[:-2] + (-1,)).all(-1)))
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A value is allowed when every component's support holds it."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 class OneHot(Constraint):

@@ -14,31 +14,6 @@ from mininn.tensor import Size, Tensor
 __all__ = ["MixtureSameFamily"]
 
 
-class MixtureSameFamilyConstraint(constraints.Constraint):
-    """A value is allowed when every component's support holds it."""
-
-    def __init__(self, base_constraint: constraints.Constraint) -> None:
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim
-
-    def check(self, value: Tensor) -> Tensor:
-        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
-        if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        keep = value.dim() - self.event_dim
-        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
-
-    def __repr__(self) -> str:
-        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
-
-
 class MixtureSameFamily(Distribution):
     """Pick component ``k ~ mixture_distribution``, then draw from ``component_distribution[..., k]``."""
 
@@ -84,7 +59,7 @@ class MixtureSameFamily(Distribution):
 
     @property
     def support(self) -> constraints.Constraint:  # type: ignore[override]
-        return MixtureSameFamilyConstraint(self._component_distribution.support)
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:
