@@ -466,7 +466,6 @@ from mininn.serialization import load, save
 
 from mininn import linalg, nn, optim  # noqa: E402  # isort: skip - they import the names above
 from mininn import hub, jit, utils  # noqa: E402  # isort: skip - torch.hub, torch.jit, torch.utils
-from mininn.utils import data as _utils_data  # noqa: E402, F401  # isort: skip - torch.utils.data after import
 from mininn.utils import model_zoo as _utils_model_zoo  # noqa: E402, F401  # isort: skip
 from mininn.utils import checkpoint as _utils_checkpoint  # noqa: E402, F401  # isort: skip
 

@@ -23,7 +23,7 @@ from mininn import _dtype
 from mininn._backend import as_device, to_device
 from mininn._layout import strided
 from mininn._tensor_core import Size, TensorCore
-from mininn.autograd.function import wrap
+from mininn.autograd.graph import wrap
 
 __all__ = [
     "tensortype", "TENSOR_TYPES", "CUDA_TENSOR_TYPES", "legacy_tensor_data", "parse_tensor_type",

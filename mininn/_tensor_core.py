@@ -5,7 +5,7 @@ array on cuda), the metadata read from it (shape, dtype, device) and the
 autograd record (``requires_grad``, ``grad``, ``grad_fn``, hooks). It calls no
 op. The layers above it, bottom-up:
 
-- ``mininn.autograd.function``: the seam. ``ArrayFunction.apply`` unwraps Tensors
+- ``mininn.autograd.graph``: the seam. ``ArrayFunction.apply`` unwraps Tensors
   into arrays, runs an op's array-level ``forward`` and wraps the results,
   recording the graph; ``wrap`` makes a Tensor of an array.
 - ``mininn._functions``: the ops (``ArrayFunction`` subclasses on arrays) and the

@@ -285,7 +285,7 @@ def _builtins_for(package: str) -> dict[str, Any]:
             if head in _ROOTS:
                 return _import_torch(name, fromlist)
             if head == "einops":  # einops' functions on mininn tensors; einops.layers.torch is mininn's
-                return importlib.import_module("mininn.einops").import_for_loaded_code(name, fromlist)
+                return importlib.import_module("mininn.einops_code").import_for_loaded_code(name, fromlist)
             if (folder / f"{head}.py").is_file() or (folder / head / "__init__.py").is_file():
                 module = real_import(f"{package}.{name}", globals, locals, fromlist, 0)
                 return module if fromlist else sys.modules[f"{package}.{head}"]

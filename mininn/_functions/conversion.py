@@ -13,7 +13,7 @@ from mininn._functions._util import legacy_type_name
 from mininn._layout import preserve_format
 from mininn._legacy_types import parse_tensor_type
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 
 class Cast(ArrayFunction):

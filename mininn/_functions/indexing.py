@@ -16,8 +16,8 @@ from mininn._functions._util import broadcast_error, unbroadcast, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.shape import expand
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
 from mininn.autograd.grad_mode import _state
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 
 def index_key(key: Any) -> Any:

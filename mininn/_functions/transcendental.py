@@ -26,7 +26,7 @@ from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import unsqueeze
 from mininn._functions.unary import _floating, erf, erf_array, trunc
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 _LN2 = math.log(2)
 _LN10 = math.log(10)

@@ -14,7 +14,7 @@ import numpy as np
 
 from mininn import _dtype
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import wrap
+from mininn.autograd.graph import wrap
 
 __all__ = ["Variable"]
 

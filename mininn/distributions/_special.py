@@ -17,7 +17,7 @@ import numpy as np
 
 from mininn._factories import default_generator
 from mininn._functions.transcendental import digamma_array, lgamma_array
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.tensor import Tensor
 
 __all__ = ["gammainc", "log_bessel_i", "standard_gamma"]

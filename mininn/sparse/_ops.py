@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mininn._backend import array_module, device_of
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 __all__ = [
     "xp_of", "linear_index", "segment_sum", "ToDense", "SumDuplicates", "GatherFlat", "SpMM", "SpMMDenseGrad",

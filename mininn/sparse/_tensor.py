@@ -25,7 +25,7 @@ from mininn._backend import as_device, to_device
 from mininn._functions import conversion as C
 from mininn._layout import sparse_coo, strided
 from mininn._tensor_core import Size, TensorCore
-from mininn.autograd.function import _edge
+from mininn.autograd.graph import _edge
 from mininn.sparse import _ops as O
 from mininn.tensor import Tensor
 

@@ -19,7 +19,7 @@ import mininn
 import mininn.nn.functional as NF
 from mininn import nn
 from mininn.tensor import Tensor
-from mininn.vision.transforms.functional import (
+from mininn.vision.transforms._image import (
     InterpolationMode,
     _assert_image_tensor,
     _interpolation_mode,
