@@ -42,6 +42,8 @@ class Stack(ArrayFunction):
 class Split(ArrayFunction):
     """Views of consecutive pieces along ``axis`` (one output per piece)."""
 
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, sizes: tuple[int, ...], axis: int) -> Any:
         ctx.axis = axis
@@ -55,6 +57,8 @@ class Split(ArrayFunction):
 
 
 class Unbind(ArrayFunction):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int) -> Any:
         ctx.axis = axis

@@ -45,10 +45,16 @@ def _diag_positions(rows: int, cols: int, offset: int) -> tuple[Any, Any]:
 class Diagonal(ArrayFunction):
     """The diagonal ``offset`` of the matrices in dims ``d1``, ``d2``, as a new last dim."""
 
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, d1: int, d2: int) -> Any:
         ctx.meta = (a.shape, offset, d1, d2)
-        return np.diagonal(a, offset, d1, d2)
+        out = np.diagonal(a, offset, d1, d2)
+        # NumPy's diagonal is read-only; torch's is a view that in-place ops write through
+        if type(out) is np.ndarray and a.flags.writeable:
+            out.flags.writeable = True
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:

@@ -18,6 +18,8 @@ from mininn.autograd.function import ArrayFunction, Context, wrap
 
 
 class Reshape(ArrayFunction):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
@@ -29,6 +31,8 @@ class Reshape(ArrayFunction):
 
 
 class Permute(ArrayFunction):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> Any:
         ctx.dims = dims
@@ -40,10 +44,17 @@ class Permute(ArrayFunction):
 
 
 class Expand(ArrayFunction):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
-        return np.broadcast_to(a, shape)
+        out = np.broadcast_to(a, shape)
+        if out.size == a.size and out.ndim >= a.ndim:
+            # nothing repeated (only leading dims of 1 added): a view in-place ops may write
+            # through, as torch's
+            return a[(None,) * (out.ndim - a.ndim)]
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:

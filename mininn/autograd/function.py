@@ -44,6 +44,7 @@ import numpy as np
 from mininn._backend import device_of
 from mininn._dtype import _FROM_NP
 from mininn._tensor_core import Size, TensorCore
+from mininn.autograd import views as _views
 from mininn.autograd.grad_mode import _state
 from mininn.utils.hooks import RemovableHandle
 
@@ -96,15 +97,20 @@ class Context:
 
     _saved: tuple[Any, ...] = ()
     _freed: bool = False
+    _versions: tuple[int, ...] | None = None
     needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
+        if _views._WRITES:  # memory was written through views: note where each array stands
+            self._versions = tuple(_views.version(a) for a in arrays)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
+        if _views._WRITES:
+            _views.check_versions(self._saved, self._versions)
         return self._saved
 
     def _free(self) -> None:
@@ -153,7 +159,9 @@ class Node:
         self.post_hooks: list[Callable[..., Any]] | None = None
 
     def name(self) -> str:
-        return f"{type(self.fn).__name__ if self.fn is None else self.fn.__name__}Backward0"
+        if self.fn is None:
+            return f"{type(self.fn).__name__}Backward0"
+        return getattr(self.fn, "node_name", None) or f"{self.fn.__name__}Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -275,6 +283,9 @@ class ArrayFunction:
     point (indices, masks) never require grad.
     """
 
+    # a view op: its outputs may share its first argument's array (mininn/autograd/views.py)
+    is_view = False
+
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -316,11 +327,14 @@ class ArrayFunction:
         else:
             out = cls.forward(ctx, *raw_args)
         if needs_grad and _state.enabled:
-            return _record(cls, ctx, args, out)
-        tensor_cls = _tensor_class
-        if type(out) is tuple:
-            return tuple(tensor_cls(o) for o in out)
-        return tensor_cls(out)
+            result = _record(cls, ctx, args, out)
+        elif type(out) is tuple:
+            result = tuple([_tensor_class(o) for o in out])
+        else:
+            result = _tensor_class(out)
+        if cls.is_view:
+            _views.link_views(cls, args[0], result)
+        return result
 
 
 def _record(cls: type[ArrayFunction], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
