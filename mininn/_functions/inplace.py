@@ -89,11 +89,16 @@ def _apply(self: Any, op: Callable[..., Any], *args: Any) -> Any:
     """Run the out-of-place ``op(self, *args)`` and make ``self`` hold its result."""
     if _tracked(self, *args):
         check_leaf(self)
-        out = on_own_copy(self, lambda: op(self, *args))
+        plain = self._view is None and not self._views  # shares no memory: no write-through
+        out = op(self, *args) if plain else on_own_copy(self, lambda: op(self, *args))
         _check_cast(out._data.dtype, self)
         if out._data.shape != self._data.shape:
             raise _shape_error(self, out._data.shape)
-        rebase(self, cast(out, self._data.dtype))
+        out = cast(out, self._data.dtype)
+        if plain:
+            self._become(out)
+        else:
+            rebase(self, out)
         return self
 
     with no_grad():

@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from mininn.autograd import views as _views
 from mininn.autograd.function import ArrayFunction, Context
-from mininn.autograd.views import bump, live_views
+from mininn.autograd.views import live_views
 
 try:  # NumPy 2
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
@@ -118,6 +119,7 @@ def rebase(self: Any, out: Any) -> None:
     views = live_views(base)
     if not any(v is self for v in views):
         views.append(self)
+        _views._register(base, self)  # rebased again later, it takes the new history too
     _refresh(base, views)
 
 
@@ -128,7 +130,6 @@ def _write(self: Any, values: Any) -> None:
         if "read-only" in str(err):
             raise RuntimeError(_OVERLAP_MESSAGE) from None
         raise
-    bump(self._data)
 
 
 def _refresh(base: Any, views: list[Any]) -> None:
@@ -136,12 +137,21 @@ def _refresh(base: Any, views: list[Any]) -> None:
     if base.grad_fn is None and not base._requires_grad:
         return
     for v in views:
-        if v._data.dtype.kind not in "fc" or type(v._data) is not np.ndarray:
-            continue
-        idx = _positions(base._data, v._data)
-        step = ViewOfBase.apply(base, idx, v._data)
-        v.grad_fn = step.grad_fn
-        v._output_nr = 0
+        _give_history(base, v)
+
+
+def _give_history(base: Any, view: Any) -> bool:
+    """Make ``view``'s history its elements of ``base`` (False for a view that takes none)."""
+    if view._data.dtype.kind not in "fc" or type(view._data) is not np.ndarray:
+        return False
+    idx = _positions(base._data, view._data)
+    step = ViewOfBase.apply(base, idx, view._data)
+    view.grad_fn = step.grad_fn
+    view._output_nr = 0
+    return True
+
+
+_views._give_history = _give_history
 
 
 def _positions(base: Any, view: Any) -> Any:

@@ -97,20 +97,15 @@ class Context:
 
     _saved: tuple[Any, ...] = ()
     _freed: bool = False
-    _versions: tuple[int, ...] | None = None
     needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
-        if _views._WRITES:  # memory was written through views: note where each array stands
-            self._versions = tuple(_views.version(a) for a in arrays)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        if _views._WRITES:
-            _views.check_versions(self._saved, self._versions)
         return self._saved
 
     def _free(self) -> None:
@@ -308,6 +303,8 @@ class ArrayFunction:
                     _raise_mixed_devices(args)
                 if a._requires_grad or a.grad_fn is not None:
                     needs_grad = True
+                elif a._view is not None and _views.adopt(a):  # its base got a history since
+                    needs_grad = True
                 raw_args.append(d)
             elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
                 for t in a:
@@ -316,6 +313,8 @@ class ArrayFunction:
                     elif type(t._data) is not kind:
                         _raise_mixed_devices(a)
                     if t._requires_grad or t.grad_fn is not None:
+                        needs_grad = True
+                    elif t._view is not None and _views.adopt(t):
                         needs_grad = True
                 raw_args.append([t._data for t in a])
             else:

@@ -11,10 +11,12 @@ While grad mode is on, the base also keeps a weak reference to each view
 (``base._views``), so that an in-place op through one view can give the base's
 other views their new history (``mininn._functions.inplace_view``).
 
-Versions: an in-place op that writes through a view changes memory that ops
-recorded earlier may have saved for their backward. ``bump`` counts those
-writes per memory owner; ``Context.save_for_backward`` notes the count of each
-saved array and ``Context.saved_tensors`` raises torch's error when it moved.
+mininn keeps no version counters: an op recorded before an in-place write
+through a view that saved the overwritten values for its backward computes its
+gradient from the new values, where torch raises "one of the variables needed
+for gradient computation has been modified by an inplace operation" (torch
+rejects such programs; mininn's ops do not always save what torch's save, so
+counting writes here would refuse programs torch runs).
 """
 
 from __future__ import annotations
@@ -24,52 +26,76 @@ from typing import Any
 
 from mininn.autograd.grad_mode import _state
 
-__all__ = ["link_views", "live_views", "bump", "version", "check_versions"]
+__all__ = ["link_views", "adopt", "live_views"]
 
 
-class _ViewRefs(list):
-    """A base's weak references to its views; dead ones are dropped as the list grows."""
-
-    __slots__ = ("limit",)
-
-
-def _aliases(out: Any, arr: Any) -> bool:
-    """Whether ``out`` shares ``arr``'s memory (NumPy's ``base`` is the array owning it)."""
-    if out is arr:
-        return True
-    owner = out.base
-    return owner is not None and (owner is arr or owner is arr.base)
+_ref = weakref.ref
 
 
 def link_views(op: type, source: Any, result: Any) -> None:
     """Mark the outputs of the view op ``op`` on ``source`` that share its array as views of its
     base (split/unbind outputs keep ``op``'s name: torch refuses in-place ops on them)."""
     arr = source._data
-    parent = source._view
-    base = source if parent is None else parent[0]
-    grad = _state.enabled
-    multi = type(result) is tuple
-    outs = result if multi else (result,)
-    for i, t in enumerate(outs):
-        if not _aliases(t._data, arr):
-            continue
-        if parent is not None and parent[2] is not None:  # a view of one output of split/unbind
-            t._view = (base, grad, parent[2], parent[3])
+    if type(result) is not tuple:  # the common case, kept short: it runs on every view op
+        out = result._data
+        if out is not arr:
+            owner = out.base
+            if owner is None or (owner is not arr and owner is not arr.base):
+                return  # a copy (reshape of a non-contiguous tensor, advanced indexing)
+        parent = source._view
+        grad = _state.enabled
+        if parent is None:
+            result._view = (source, grad, None, 0)
+            if grad and source.grad_fn is not None:
+                _register(source, result)
         else:
-            t._view = (base, grad, op.__name__ if multi else None, i)
-        if grad:
+            base = parent[0]
+            result._view = (base, grad, parent[2], parent[3])
+            if grad and base.grad_fn is not None:
+                _register(base, result)
+        return
+    for i, t in enumerate(result):
+        out = t._data
+        owner = out.base
+        if out is not arr and (owner is None or (owner is not arr and owner is not arr.base)):
+            continue
+        parent = source._view
+        grad = _state.enabled
+        if parent is None:
+            base = source
+            t._view = (source, grad, op.__name__, i)
+        else:
+            base = parent[0]
+            # a view of one output of split/unbind stays that output for torch's refusal
+            t._view = (base, grad, op.__name__, i) if parent[2] is None else (base, grad, *parent[2:])
+        if grad and base.grad_fn is not None:
             _register(base, t)
 
 
 def _register(base: Any, view: Any) -> None:
     refs = base._views
     if refs is None:
-        refs = base._views = _ViewRefs()
-        refs.limit = 16
-    elif len(refs) >= refs.limit:
+        base._views = [_ref(view)]
+        return
+    if not len(refs) & 31:  # every 32 views: drop the dead ones
         refs[:] = [r for r in refs if r() is not None]
-        refs.limit = max(16, 2 * len(refs))
-    refs.append(weakref.ref(view))
+    refs.append(_ref(view))
+
+
+# set by mininn._functions.inplace_view: gives a view its elements of its base's history
+_give_history: Any = None
+
+
+def adopt(view: Any) -> bool:
+    """Whether ``view`` (made with grad mode on, of a base that had no history then) now reads
+    its base's history: given it, and registered with the base for later rebases."""
+    base = view._view[0]
+    if base.grad_fn is None or not view._view[1] or not _state.enabled:
+        return False
+    if not _give_history(base, view):
+        return False
+    _register(base, view)
+    return True
 
 
 def live_views(base: Any) -> list[Any]:
@@ -80,53 +106,3 @@ def live_views(base: Any) -> list[Any]:
     alive = [t for r in refs if (t := r()) is not None]
     refs[:] = [weakref.ref(t) for t in alive]
     return alive
-
-
-# ---- versions of memory written through views ------------------------------------------
-
-_WRITES: dict[int, tuple[Any, int]] = {}
-
-
-def _owner(arr: Any) -> Any:
-    owner = getattr(arr, "base", None)
-    return arr if owner is None else owner
-
-
-def bump(arr: Any) -> None:
-    """Count one in-place write into ``arr``'s memory."""
-    owner = _owner(arr)
-    key = id(owner)
-    entry = _WRITES.get(key)
-    if entry is not None and entry[0]() is owner:
-        _WRITES[key] = (entry[0], entry[1] + 1)
-        return
-    try:
-        ref = weakref.ref(owner, lambda _r, k=key: _WRITES.pop(k, None))
-    except TypeError:  # memory owned by something without weak references: not tracked
-        return
-    _WRITES[key] = (ref, 1)
-
-
-def version(arr: Any) -> int:
-    """How many in-place writes through views ``arr``'s memory has had."""
-    if not hasattr(arr, "base"):
-        return 0
-    entry = _WRITES.get(id(_owner(arr)))
-    return 0 if entry is None else entry[1]
-
-
-def check_versions(saved: tuple[Any, ...], versions: tuple[int, ...] | None) -> None:
-    """torch's error when an array saved for backward was overwritten in place since."""
-    for i, arr in enumerate(saved):
-        expected = versions[i] if versions is not None else 0
-        now = version(arr)
-        if now != expected:
-            from mininn._functions._util import legacy_type_name
-
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{legacy_type_name(arr.dtype)} {list(arr.shape)}] is at "
-                f"version {now}; expected version {expected} instead. Hint: the tensor was "
-                "written through a view after an op saved it for its backward; clone() it before "
-                "the in-place op, or use an out-of-place op."
-            )
