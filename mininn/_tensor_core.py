@@ -81,9 +81,9 @@ class TensorCore:
         self._accumulator: Any = None
         self._retains_grad = False
         # views (mininn/autograd/views.py): (base, made_with_grad, multi_output_name, i) on a view of
-        # another tensor's array, and on a base the weak references to its views made with grad
+        # another tensor's array, and on a base the weak references to its registered views
         self._view: tuple[Any, ...] | None = None
-        self._views: Any = None
+        self._views: list[Any] | None = None
         if requires_grad:
             self.requires_grad = True
 

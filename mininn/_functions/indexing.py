@@ -17,7 +17,7 @@ from mininn._functions.conversion import cast
 from mininn._functions.inplace_view import VIEW_LEAF_MESSAGE, check_view, rebase
 from mininn._functions.shape import expand
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.function import ArrayFunction, Context, view_op, wrap
 from mininn.autograd.grad_mode import _state
 
 
@@ -125,7 +125,7 @@ def _gather(a: Any, axis: int, index: Any) -> Any:
 
 Index = _gathering("Index", _get, lambda key: key)
 Gather = _gathering("Gather", _gather, lambda axis, index: _coords(index, axis))
-Index.is_view = True  # a basic key gives a view of ``a`` (an advanced one a copy)
+view_op(Index)  # a basic key gives a view of ``a`` (an advanced one a copy)
 IndexSelect = _gathering(
     "IndexSelect", lambda a, axis, index: np.take(a, index, axis=axis),
     lambda axis, index: (slice(None),) * axis + (index,),

@@ -14,12 +14,11 @@ from mininn import _dtype
 from mininn._backend import array_module, device_of
 from mininn._functions._util import TORCH_TYPE_NAMES, legacy_type_name, torch_type_name, unbroadcast, wrap_dim
 from mininn._layout import contiguous_format
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.function import ArrayFunction, Context, view_op, wrap
 
 
+@view_op
 class Reshape(ArrayFunction):
-    is_view = True
-
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
@@ -30,9 +29,8 @@ class Reshape(ArrayFunction):
         return g.reshape(ctx.in_shape), None
 
 
+@view_op
 class Permute(ArrayFunction):
-    is_view = True
-
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> Any:
         ctx.dims = dims
@@ -43,9 +41,8 @@ class Permute(ArrayFunction):
         return g.transpose(np.argsort(ctx.dims)), None
 
 
+@view_op
 class Expand(ArrayFunction):
-    is_view = True
-
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape

@@ -62,6 +62,7 @@ __all__ = [
     "run_backward",
     "wrap",
     "set_tensor_class",
+    "view_op",
     "Function",
     "FunctionCtx",
     "BackwardCFunction",
@@ -278,7 +279,7 @@ class ArrayFunction:
     point (indices, masks) never require grad.
     """
 
-    # a view op: its outputs may share its first argument's array (mininn/autograd/views.py)
+    # a view op (``view_op``): its outputs may share its first argument's array
     is_view = False
 
     @staticmethod
@@ -334,6 +335,13 @@ class ArrayFunction:
         if cls.is_view:
             _views.link_views(cls, args[0], result)
         return result
+
+
+def view_op(cls: type[ArrayFunction]) -> type[ArrayFunction]:
+    """Make ``cls`` a view op: outputs that share its first argument's array are marked views of
+    that tensor's base (``mininn.autograd.views``), which in-place ops on them write through."""
+    cls.is_view = True
+    return cls
 
 
 def _record(cls: type[ArrayFunction], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
