@@ -27,7 +27,7 @@ from mininn._functions._util import (
     unbroadcast,
 )
 from mininn._functions.conversion import ToDevice, cast
-from mininn._functions.inplace_view import check_view, on_own_copy, rebase
+from mininn._functions.inplace_view import check_view, on_own_copy, rebase, shares_memory
 from mininn._tensor_core import TensorCore
 from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import _state, no_grad
@@ -89,7 +89,8 @@ def _apply(self: Any, op: Callable[..., Any], *args: Any) -> Any:
     """Run the out-of-place ``op(self, *args)`` and make ``self`` hold its result."""
     if _tracked(self, *args):
         check_leaf(self)
-        plain = self._view is None and not self._views  # shares no memory: no write-through
+        # shares no memory with a live view: computed aside and taken over, nothing written through
+        plain = (self._view is None and self._views is None) or not shares_memory(self)
         out = op(self, *args) if plain else on_own_copy(self, lambda: op(self, *args))
         _check_cast(out._data.dtype, self)
         if out._data.shape != self._data.shape:

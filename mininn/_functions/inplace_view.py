@@ -80,14 +80,14 @@ def check_view(self: Any) -> None:
 
 
 def shares_memory(self: Any) -> bool:
-    """Whether ``self`` is a view, or a base whose views (made with grad) may be alive."""
-    return self._view is not None or bool(self._views)
+    """Whether ``self`` is a view, or a base with registered views still alive."""
+    return self._view is not None or (self._views is not None and bool(live_views(self)))
 
 
 def on_own_copy(self: Any, compute: Callable[[], Any]) -> Any:
     """``compute()`` with ``self`` holding a private copy of its values when it shares memory,
     so what the op saves for backward survives the write through the view that follows."""
-    if self._view is None and not self._views:
+    if not shares_memory(self):
         return compute()
     shared = self._data
     self._data = shared.copy()

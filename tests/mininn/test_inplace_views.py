@@ -138,6 +138,25 @@ def test_views_made_before_their_plain_base_got_a_history() -> None:
         np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
+def _swin_v2_qkv_bias(lib: Any) -> tuple[np.ndarray, ...]:
+    """torchvision's ShiftedWindowAttentionV2: the key part of a cloned qkv bias zeroed in place."""
+    bias = _src(lib, (6,))
+    weight = _src(lib, (6, 4))
+    x = lib.tensor(START, dtype=lib.float64)
+    qkv_bias = bias.clone()
+    length = qkv_bias.numel() // 3
+    qkv_bias[length : 2 * length].zero_()
+    out = (MF if lib is mininn else TF).linear(x, weight, qkv_bias)
+    (out * out).sum().backward()
+    return out.detach().numpy().copy(), bias.grad.numpy().copy(), weight.grad.numpy().copy()
+
+
+def test_swin_v2_qkv_bias_pattern() -> None:
+    got, want = _swin_v2_qkv_bias(mininn), _swin_v2_qkv_bias(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
 def test_other_views_see_the_write() -> None:
     p = mininn.ones(2, 3, requires_grad=True)
     b = p * 1
