@@ -157,6 +157,20 @@ def test_swin_v2_qkv_bias_pattern() -> None:
         np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "fill", ["uniform_()", "normal_()", "bernoulli_(0.5)", "exponential_()", "random_(0, 5)"]
+)
+def test_random_fill_of_a_view_cuts_the_gradient_there(fill: str) -> None:
+    def run(lib: Any) -> np.ndarray:
+        p = lib.ones(3, 4, dtype=lib.float64, requires_grad=True)
+        b = p * 2
+        eval(f"b.t()[1].{fill}")  # column 1 of b
+        (b * 3).sum().backward()
+        return p.grad.numpy().copy()
+
+    np.testing.assert_array_equal(run(mininn), run(torch))
+
+
 def test_other_views_see_the_write() -> None:
     p = mininn.ones(2, 3, requires_grad=True)
     b = p * 1
