@@ -466,9 +466,35 @@ from mininn.serialization import load, save
 
 from mininn import linalg, nn, optim  # noqa: E402  # isort: skip - they import the names above
 from mininn import hub, jit, utils  # noqa: E402  # isort: skip - torch.hub, torch.jit, torch.utils
-from mininn.utils import data as _utils_data  # noqa: E402, F401  # isort: skip - torch.utils.data after import
 from mininn.utils import model_zoo as _utils_model_zoo  # noqa: E402, F401  # isort: skip
 from mininn.utils import checkpoint as _utils_checkpoint  # noqa: E402, F401  # isort: skip
+
+# sparse COO tensors (issue 30); mm/matmul/spmm take a sparse operand, dense pairs go to the dense ops
+from mininn import sparse  # noqa: E402  # isort: skip
+from mininn._layout import sparse_coo  # noqa: E402  # isort: skip
+from mininn.sparse import sparse_coo_tensor  # noqa: E402  # isort: skip
+from mininn.sparse._matmul import matmul, mm, spmm  # noqa: E402,F811  # isort: skip
+from mininn.sparse._tensor import install as _install_sparse  # noqa: E402  # isort: skip
+
+_install_sparse(Tensor)
+
+# torch's legacy tensor types (issue 30): FloatTensor(4, 5), LongTensor([1, 2]), isinstance, x.type(...)
+from mininn._legacy_types import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402  # isort: skip
+from mininn._legacy_types import set_default_tensor_type  # noqa: E402  # isort: skip
+from mininn import cuda  # noqa: E402,F401  # isort: skip - torch.cuda.FloatTensor and friends
+
+globals().update(_TENSOR_TYPES)
+
+# torch's private helpers and global switches that model files use (issue 30)
+from mininn import _utils  # noqa: E402,F401  # isort: skip
+from mininn._utils import _assert  # noqa: E402,F401  # isort: skip
+from mininn.backends._global_flags import (  # noqa: E402  # isort: skip
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 
 half = float16
 cfloat = complex64
@@ -1001,6 +1027,17 @@ __all__ = [
     "channels_last",
     "channels_last_3d",
     "preserve_format",
+    "sparse",
+    "sparse_coo",
+    "sparse_coo_tensor",
+    "spmm",
+    "set_default_tensor_type",
+    *_TENSOR_TYPES,
+    "are_deterministic_algorithms_enabled",
+    "get_float32_matmul_precision",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_float32_matmul_precision",
+    "use_deterministic_algorithms",
 ]
 
 __version__ = "0.1.0"

@@ -110,6 +110,9 @@ def as_dtype(value: dtype | str | np.dtype | type) -> dtype:
             return _BY_NAME[name]
         supported = ", ".join(sorted(d.name for d in _ALL))
         raise TypeError(f"unknown dtype {value!r}; supported: {supported}")
+    legacy = getattr(value, "dtype", None) if isinstance(value, type) else None
+    if isinstance(legacy, dtype):  # a legacy tensor type: FloatTensor
+        return legacy
     return from_numpy_dtype(value)
 
 

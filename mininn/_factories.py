@@ -18,7 +18,7 @@ from mininn._functions.inplace_view import rebase
 from mininn._functions.shape import shape_args
 from mininn._layout import check_dense
 from mininn._tensor_core import Size, TensorCore
-from mininn.autograd.function import wrap
+from mininn.autograd.graph import wrap
 
 if TYPE_CHECKING:
     from mininn.tensor import Tensor

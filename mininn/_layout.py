@@ -1,6 +1,7 @@
 """Layouts and memory formats: torch's names for how a tensor's elements lie in memory.
 
-mininn's tensors are dense and row-major, so ``strided`` is the one layout and
+mininn's tensors are dense and row-major (``strided``), or sparse COO (``sparse_coo``, made by
+``mininn.sparse``), and
 ``contiguous_format`` the one memory format it makes. The other memory formats
 (``channels_last``, ...) exist so that model code passing them runs: in torch they
 only reorder strides, never values, so a mininn tensor asked for one holds the same
@@ -14,6 +15,7 @@ from typing import Any
 __all__ = [
     "layout",
     "strided",
+    "sparse_coo",
     "memory_format",
     "contiguous_format",
     "channels_last",
@@ -54,6 +56,7 @@ class memory_format:  # noqa: N801 - torch's name
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # mininn.sparse's COO tensors
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
@@ -68,7 +71,8 @@ def check_dense(layout: Any = None, pin_memory: bool | None = False) -> None:
     """
     if layout is not None and layout is not strided and str(layout) != "torch.strided":
         raise NotImplementedError(
-            f"layout={layout} is not supported: mininn's tensors are dense (layout=torch.strided)"
+            f"layout={layout} is not supported: mininn's factories make dense tensors "
+            "(layout=torch.strided); build a sparse COO tensor with sparse_coo_tensor() or .to_sparse()"
         )
     if pin_memory:
         raise RuntimeError(

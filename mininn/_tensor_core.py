@@ -5,7 +5,7 @@ array on cuda), the metadata read from it (shape, dtype, device) and the
 autograd record (``requires_grad``, ``grad``, ``grad_fn``, hooks). It calls no
 op. The layers above it, bottom-up:
 
-- ``mininn.autograd.function``: the seam. ``ArrayFunction.apply`` unwraps Tensors
+- ``mininn.autograd.graph``: the seam. ``ArrayFunction.apply`` unwraps Tensors
   into arrays, runs an op's array-level ``forward`` and wraps the results,
   recording the graph; ``wrap`` makes a Tensor of an array.
 - ``mininn._functions``: the ops (``ArrayFunction`` subclasses on arrays) and the
@@ -47,6 +47,24 @@ class Size(tuple):
         return n
 
 
+_NO_DATA: Any = object()
+# Python sizes and sequences: ``Tensor(2, 3)``, ``Tensor([1, 2])`` follow torch's legacy constructor
+_LEGACY_ARGS = frozenset({int, list, tuple, Size})
+# mininn._legacy_types.legacy_tensor_data, installed when that module is imported
+legacy_tensor_data: Callable[[tuple[Any, ...]], Any] | None = None
+
+
+def _legacy_args(data: Any, requires_grad: Any, sizes: tuple[Any, ...]) -> tuple[Any, bool]:
+    """The array and requires_grad of ``Tensor(*args)`` in torch's legacy rules (default dtype)."""
+    if data is _NO_DATA:
+        args: tuple[Any, ...] = ()
+    elif type(requires_grad) is not bool or sizes:  # Tensor(2, 3, ...): sizes, not requires_grad
+        args, requires_grad = (data, requires_grad, *sizes), False
+    else:
+        args = (data,)
+    return legacy_tensor_data(args), bool(requires_grad)  # type: ignore[misc]
+
+
 class TensorCore:
     """A Tensor's state: the array, its dtype/device/shape views and the autograd record.
 
@@ -69,9 +87,12 @@ class TensorCore:
     )
     __array_priority__ = 1000  # ndarray op Tensor -> Tensor's reflected method
 
-    def __init__(self, data: Any, requires_grad: bool = False) -> None:
+    def __init__(self, data: Any = _NO_DATA, requires_grad: bool = False, *sizes: int) -> None:
         if type(data) is not _ndarray and not hasattr(data, "__cuda_array_interface__"):
-            data = _asarray(data)
+            if type(data) in _LEGACY_ARGS or data is _NO_DATA:
+                data, requires_grad = _legacy_args(data, requires_grad, sizes)
+            else:
+                data = _asarray(data)
         self._data = data
         self._requires_grad = False
         self.grad: TensorCore | None = None

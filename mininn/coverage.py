@@ -91,9 +91,17 @@ JIT_EXCLUSIONS: dict[str, str] = {
     "strict_fusion": "asserts fusion inside scripted code; nothing is compiled or fused",
 }
 HUB_EXCLUSIONS: dict[str, str] = {}
-SPARSE_EXCLUSIONS: dict[str, str] = {}
+_SEMI_STRUCTURED = "2:4 semi-structured sparsity for CUDA's sparse kernels; mininn's sparse tensors are COO"
+SPARSE_EXCLUSIONS: dict[str, str] = {
+    "check_sparse_tensor_invariants": "mininn always checks COO indices against the size it builds with",
+    "solve": "sparse linear solvers; call .to_dense() and use mininn.linalg.solve",
+    "SparseSemiStructuredTensor": _SEMI_STRUCTURED,
+    "SparseSemiStructuredTensorCUTLASS": _SEMI_STRUCTURED,
+    "SparseSemiStructuredTensorCUSPARSELT": _SEMI_STRUCTURED,
+    "to_sparse_semi_structured": _SEMI_STRUCTURED,
+    "as_sparse_gradcheck": "a gradcheck wrapper for sparse inputs; compare .to_dense() results instead",
+}
 DISTRIBUTIONS_EXCLUSIONS: dict[str, str] = {}
-EINOPS_MODULE = "mininn.einops"  # where einops' names are answered for mininn tensors
 EINOPS_EXCLUSIONS: dict[str, str] = {}
 TORCHVISION_MODELS_EXCLUSIONS: dict[str, str] = {}
 TORCHVISION_OPS_EXCLUSIONS: dict[str, str] = {}
@@ -112,10 +120,9 @@ _JIT_NAMES = (
 TORCH_RULES: tuple[tuple[str, str], ...] = (
     (r"^(Script|LiteScript)|Type$|^(" + "|".join(_JIT_NAMES) + ")$",
      "TorchScript/JIT internals (torch._C bindings); mininn runs eager Python only"),
-    (r"Storage$|^(Bool|Byte|Char|Double|Float|Int|Long|Short)Tensor$|^(is_storage|from_file|"
-     r"DeserializationStorageContext|SerializationStorageContext|PyTorchFileReader|PyTorchFileWriter|"
-     r"set_default_tensor_type)$",
-     "storage objects and legacy typed-tensor classes; a mininn tensor is an array with a dtype, "
+    (r"Storage$|^(is_storage|from_file|"
+     r"DeserializationStorageContext|SerializationStorageContext|PyTorchFileReader|PyTorchFileWriter)$",
+     "storage objects; a mininn tensor is an array with a dtype, "
      "checkpoints go through mininn.save/load"),
     (r"^(Sym|sym_)|^(compile|cond|vmap|Tag|DispatchKey|DispatchKeySet|ExcludeDispatchKeyGuard|"
      r"DisableTorchFunction|DisableTorchFunctionSubclass|BenchmarkConfig|BenchmarkExecutionStats|"
@@ -125,7 +132,8 @@ TORCH_RULES: tuple[tuple[str, str], ...] = (
      "quantized tensors and int8 kernels; mininn has no quantized dtypes"),
     (r"sparse|^(ccol|col|crow|row)_indices_copy$|^(indices|values)_copy$|^(dsmm|hsmm|hspmm|saddmm|smm|"
      r"spmm|sspaddmm)$",
-     "sparse layouts; mininn tensors are dense"),
+     "sparse layouts other than COO and their kernels; mininn.sparse has COO tensors (sparse_coo_tensor, "
+     "spmm, sparse.mm/sum/softmax): call .to_dense() for the rest"),
     (r"^(cudnn|miopen|mkldnn)_|^is_vulkan_available$",
      "vendor-library kernels (cuDNN, MIOpen, oneDNN, Vulkan); mininn's ops run on NumPy or CuPy"),
     (r"autocast|^GradScaler$",
@@ -171,6 +179,7 @@ class Namespace:
     exclusions: Mapping[str, str]
     complete: bool = True
     rules: tuple[tuple[str, str], ...] = field(default=())
+    functional_counts: bool = False  # a name only in mininn.nn.functional counts ("in F")
 
 
 def _module_has(module: str) -> Callable[[str], bool]:
@@ -190,6 +199,18 @@ def _module_has(module: str) -> Callable[[str], bool]:
     return has
 
 
+def _einops_has(name: str) -> bool:
+    """einops' functions work on mininn tensors through mininn.einops' backend; its torch layers
+    are mininn.nn.einops_layers' modules."""
+    if name.startswith("layers.torch."):
+        return _module_has("mininn.nn.einops_layers")(name.rpartition(".")[2])
+    try:
+        import einops
+    except ImportError:
+        return False
+    return _module_has("mininn.einops")("MininnBackend") and hasattr(einops, name)
+
+
 NAMESPACES: tuple[Namespace, ...] = (
     Namespace("torch.nn.modules.__all__", _torch_names.NN_MODULES,
               lambda n: hasattr(mininn.nn, n), NN_MODULE_EXCLUSIONS),
@@ -198,7 +219,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("torch.nn.utils", _torch_names.NN_UTILS,
               lambda n: hasattr(mininn.nn.utils, n), NN_UTILS_EXCLUSIONS),
     Namespace("torch", _torch_names.TORCH, lambda n: hasattr(mininn, n), {}, complete=False,
-              rules=TORCH_RULES),
+              rules=TORCH_RULES, functional_counts=True),
     Namespace("torch.utils.data", _torch_names.UTILS_DATA, _module_has("mininn.utils.data"),
               UTILS_DATA_EXCLUSIONS, complete=False),
     Namespace("torch.jit", _torch_names.JIT, _module_has("mininn.jit"), JIT_EXCLUSIONS, complete=False),
@@ -207,7 +228,7 @@ NAMESPACES: tuple[Namespace, ...] = (
               complete=False),
     Namespace("torch.distributions", _torch_names.DISTRIBUTIONS, _module_has("mininn.distributions"),
               DISTRIBUTIONS_EXCLUSIONS, complete=False),
-    Namespace("einops (on mininn tensors)", _torch_names.EINOPS, _module_has(EINOPS_MODULE),
+    Namespace("einops (on mininn tensors)", _torch_names.EINOPS, _einops_has,
               EINOPS_EXCLUSIONS, complete=False),
     Namespace("torchvision.models", _torch_names.TORCHVISION_MODELS, _module_has("mininn.vision.models"),
               TORCHVISION_MODELS_EXCLUSIONS, complete=False),
@@ -226,7 +247,7 @@ def _row(ns: Namespace, name: str) -> Row:
     for pattern, reason in ns.rules:
         if re.search(pattern, name):
             return Row(name, "excluded", reason)
-    if not ns.complete and hasattr(mininn.nn.functional, name):
+    if ns.functional_counts and hasattr(mininn.nn.functional, name):
         return Row(name, "in F", f"available as mininn.nn.functional.{name}")
     return Row(name, "missing")
 

@@ -2,7 +2,7 @@
 
 Layers, bottom-up: ``mininn._tensor_core.TensorCore`` holds a tensor's state
 (``_data``: a NumPy array on cpu, a CuPy array on cuda; ``requires_grad``,
-``grad``, ``grad_fn``, hooks); ``mininn.autograd.function`` is the seam, where
+``grad``, ``grad_fn``, hooks); ``mininn.autograd.graph`` is the seam, where
 ``ArrayFunction.apply`` unwraps Tensors into arrays and wraps results, recording the
 graph; ``mininn._functions`` holds the ops, each family also defining the public
 function (``mininn.sum(x, 1)``) that this class binds as the method of the same
@@ -35,7 +35,7 @@ from mininn._functions import sorting as SO
 from mininn._functions import unary as U
 from mininn._functions.printing import format_tensor
 from mininn._tensor_core import Size, TensorCore
-from mininn.autograd.function import _accumulate, _edge, _root_grad, run_backward, set_tensor_class
+from mininn.autograd.graph import _accumulate, _edge, _root_grad, run_backward, set_tensor_class
 from mininn.utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size"]

@@ -81,6 +81,13 @@ class _TorchAlias(ModuleType):
             return _alias(f"{self.__name__}.{attr}", value)
         return value
 
+    def __setattr__(self, attr: str, value: Any) -> None:
+        # ``torch.backends.cudnn.benchmark = True`` sets the flag on mininn's module, as it would on torch's
+        if attr.startswith("__") and attr.endswith("__"):
+            super().__setattr__(attr, value)
+        else:
+            setattr(self.__dict__["_target"], attr, value)
+
     def __dir__(self) -> list[str]:
         return dir(self.__dict__["_target"])
 
@@ -278,7 +285,7 @@ def _builtins_for(package: str) -> dict[str, Any]:
             if head in _ROOTS:
                 return _import_torch(name, fromlist)
             if head == "einops":  # einops' functions on mininn tensors; einops.layers.torch is mininn's
-                return importlib.import_module("mininn.einops").import_for_loaded_code(name, fromlist)
+                return importlib.import_module("mininn.einops_code").import_for_loaded_code(name, fromlist)
             if (folder / f"{head}.py").is_file() or (folder / head / "__init__.py").is_file():
                 module = real_import(f"{package}.{name}", globals, locals, fromlist, 0)
                 return module if fromlist else sys.modules[f"{package}.{head}"]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 __all__ = ["ROW_WISE_DECODE", "CachedAttention", "CachedBatch", "SequenceCache", "array_module"]
 

@@ -30,7 +30,7 @@ import numpy as np
 import mininn
 import mininn.nn.functional as F
 from mininn import Tensor, nn
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from models.config import require
 from models.kv_cache import ROW_WISE_DECODE, CachedAttention, CachedBatch, SequenceCache, array_module
 from models.registry import Architecture, register

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 
 def _quiet(on: bool) -> contextlib.AbstractContextManager[Any]:

@@ -20,7 +20,7 @@ from mininn._functions import shape as S
 from mininn._functions._util import broadcast_error, wrap_dim
 from mininn._functions.indexing import narrow
 from mininn._tensor_core import Size, TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 
 class RepeatInterleave(ArrayFunction):

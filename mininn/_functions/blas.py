@@ -24,7 +24,7 @@ from mininn._functions.join import cat
 from mininn._functions.norms import vector_norm
 from mininn._functions.reduction import sum as sum_
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import wrap
+from mininn.autograd.graph import wrap
 
 
 def _scaled_sum(input: Any, product: Any, beta: Any, alpha: Any) -> Any:

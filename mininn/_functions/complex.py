@@ -21,7 +21,7 @@ from mininn._functions.conversion import cast
 from mininn._functions.elementwise import div, where
 from mininn._functions.unary import abs as abs_
 from mininn._functions.unary import sign
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 

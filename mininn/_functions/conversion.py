@@ -11,8 +11,9 @@ from mininn import _dtype
 from mininn._backend import as_device, device, device_of, to_device
 from mininn._functions._util import legacy_type_name
 from mininn._layout import preserve_format
+from mininn._legacy_types import parse_tensor_type
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 
 class Cast(ArrayFunction):
@@ -119,10 +120,15 @@ def to_bfloat16(self) -> Any:
 
 
 def tensor_type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
-    """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``."""
+    """The type name (``"torch.FloatTensor"`` in torch's spelling) or a cast to ``dtype``.
+
+    ``dtype`` may be a dtype, a legacy type (``FloatTensor``, ``cuda.LongTensor``) or its name.
+    """
     if dtype is None:
-        return legacy_type_name(self._data.dtype)
-    return self.to(_dtype.as_dtype(dtype))
+        name = legacy_type_name(self._data.dtype)
+        return name.replace("torch.", "torch.cuda.", 1) if self.device.type == "cuda" else name
+    dt, device_type = parse_tensor_type(dtype)
+    return self.to(dt) if device_type is None else self.to(device_type, dt)
 
 
 def type_as(self, other: Any) -> Any:

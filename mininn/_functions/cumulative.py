@@ -23,7 +23,7 @@ from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import reshape
 from mininn._functions.sorting import cumsum
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 
 def _rev_cumsum(x: Any, axis: int) -> Any:

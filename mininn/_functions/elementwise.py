@@ -29,7 +29,7 @@ from mininn._functions._util import (
 from mininn._functions.conversion import cast
 from mininn._functions.indexing import nonzero
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, _check_same_device, wrap
+from mininn.autograd.graph import ArrayFunction, Context, _check_same_device, wrap
 
 _SCALARS = (bool, int, float, complex)
 

@@ -17,8 +17,8 @@ from mininn._functions.conversion import cast
 from mininn._functions.inplace_view import VIEW_LEAF_MESSAGE, check_view, rebase
 from mininn._functions.shape import expand
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, view_op, wrap
 from mininn.autograd.grad_mode import _state
+from mininn.autograd.graph import ArrayFunction, Context, view_op, wrap
 
 
 def index_key(key: Any) -> Any:

@@ -29,8 +29,8 @@ from mininn._functions._util import (
 from mininn._functions.conversion import ToDevice, cast
 from mininn._functions.inplace_view import check_view, on_own_copy, rebase, shares_memory
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import _state, no_grad
+from mininn.autograd.graph import ArrayFunction, Context
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from mininn.autograd import views as _views
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.autograd.views import live_views
 
 try:  # NumPy 2

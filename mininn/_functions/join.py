@@ -12,7 +12,7 @@ import numpy as np
 from mininn._functions._util import promote_arrays, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, view_op
+from mininn.autograd.graph import ArrayFunction, Context, view_op
 
 
 class Cat(ArrayFunction):

@@ -12,7 +12,7 @@ import numpy as np
 from mininn._functions._util import cpp_type_name, torch_type_name, unbroadcast
 from mininn._functions.elementwise import mul
 from mininn._functions.shape import expand, reshape
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 
 def _blas_ready(x: Any) -> Any:

@@ -19,8 +19,8 @@ from mininn._functions.elementwise import pow as pow_
 from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import reshape, unsqueeze
 from mininn._layout import check_dense
-from mininn.autograd.function import ArrayFunction, Context, view_op
-from mininn.autograd.function import wrap as as_tensor  # fill_diagonal_ has torch's parameter `wrap`
+from mininn.autograd.graph import ArrayFunction, Context, view_op
+from mininn.autograd.graph import wrap as as_tensor  # fill_diagonal_ has torch's parameter `wrap`
 
 
 class Triangle(ArrayFunction):

@@ -22,7 +22,7 @@ from mininn._functions.elementwise import mul, sub, where
 from mininn._functions.reduction import expand_reduced, normalize_dims
 from mininn._functions.shape import movedim, unsqueeze
 from mininn._functions.unary import abs as abs_
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 _INF = math.inf
 

@@ -19,7 +19,7 @@ from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category, torch_type_name
 from mininn._functions.conversion import cast
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 _INT64 = np.dtype(np.int64)
 

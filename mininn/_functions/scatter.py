@@ -21,7 +21,7 @@ from mininn._functions.elementwise import fill_value
 from mininn._functions.indexing import Index, IndexPut, _coords, _gathering, getitem, index_key
 from mininn._functions.shape import reshape
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from mininn._functions._util import wrap_dim
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import wrap
+from mininn.autograd.graph import wrap
 
 
 def _raw(x: Any) -> Any:

@@ -14,7 +14,7 @@ from mininn import _dtype
 from mininn._backend import array_module, device_of
 from mininn._functions._util import TORCH_TYPE_NAMES, legacy_type_name, torch_type_name, unbroadcast, wrap_dim
 from mininn._layout import contiguous_format
-from mininn.autograd.function import ArrayFunction, Context, view_op, wrap
+from mininn.autograd.graph import ArrayFunction, Context, view_op, wrap
 
 
 @view_op

@@ -22,7 +22,7 @@ from mininn._functions.linalg import matmul
 from mininn._functions.matrix import diagonal_scatter
 from mininn._functions.shape import transpose, unsqueeze
 from mininn._functions.shape import transpose as swap
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 
 class _LinAlgError(RuntimeError):  # torch's class name (torch.linalg.LinAlgError)

@@ -13,7 +13,7 @@ from mininn._functions._util import _FLOAT, category, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._functions.reduction import return_types
 from mininn._functions.scatter import TakeAlongDim
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 
 class CumSum(ArrayFunction):

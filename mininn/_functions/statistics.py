@@ -24,7 +24,7 @@ from mininn._functions.join import stack
 from mininn._functions.shape import shape_args, sizes_or_keyword
 from mininn._functions.sorting import sort
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, wrap
 
 return_types = R.return_types
 

@@ -18,7 +18,7 @@ from mininn import _dtype
 from mininn._functions._bases import _one_input
 from mininn._functions._util import _FLOAT, category
 from mininn._functions.conversion import cast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 
 def _floating(x: Any) -> Any:

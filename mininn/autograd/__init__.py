@@ -2,7 +2,7 @@
 ``Function`` (torch's ``torch.autograd.Function``, for users' own differentiable ops)."""
 
 from mininn.autograd import function
-from mininn.autograd.function import ArrayFunction, Context, Function, FunctionCtx, Node, once_differentiable
+from mininn.autograd.function import Function, FunctionCtx, once_differentiable
 from mininn.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -11,6 +11,8 @@ from mininn.autograd.grad_mode import (
     set_grad_enabled,
 )
 from mininn.autograd.gradients import GradcheckError, grad, gradcheck
+from mininn.autograd.graph import ArrayFunction, Context, Node
+from mininn.autograd.variable import Variable  # torch's deprecated wrapper (issue 30)
 
 __all__ = [
     "Context",
@@ -28,4 +30,5 @@ __all__ = [
     "no_grad",
     "once_differentiable",
     "set_grad_enabled",
+    "Variable",
 ]

@@ -1,551 +1,420 @@
-"""The seam between Tensors and arrays, and the autograd graph.
+"""``Function``: differentiable operations that users write, as ``torch.autograd.Function``.
 
-``ArrayFunction`` is an op with forward and backward on raw arrays; ``ArrayFunction.apply``
-is the one place that unwraps Tensors into arrays, wraps the results into Tensors
-(``wrap``) and records the graph: ``Node`` (one recorded call of an ArrayFunction) and
-the backward engine. Tensors are made in the class that ``mininn.tensor`` hands
-over once with ``set_tensor_class``.
+A subclass defines ``forward`` and ``backward`` on Tensors. ``apply`` runs
+``forward`` without recording (the ops inside it leave no graph), then gives the
+outputs one ``grad_fn``: a ``<Name>Backward`` node of the engine in
+``mininn.autograd.graph``, whose backward calls the subclass's ``backward``
+with Tensors. Under ``no_grad``, or when no input requires grad, ``apply`` only
+runs ``forward``. Two ways to write ``forward``, as in torch::
 
-Design (micrograd's, made iterative and multi-output): each op call that
-needs a gradient records a ``Node`` whose ``next`` edges point at the nodes
-of its inputs (an ``AccumulateGrad`` node for a leaf). ``run_backward`` counts
-dependencies over the reachable graph, then walks it in topological order
-with an explicit stack (no recursion, so 10,000-deep chains work), summing
-the gradients that reach each node before calling its backward once.
-
-Writing an op::
-
-    class Exp(ArrayFunction):
+    class Exp(Function):
         @staticmethod
-        def forward(ctx, x):             # x: ndarray (Tensors are unwrapped)
-            y = np.exp(x)
-            ctx.save_for_backward(y)     # freed after backward unless retain_graph
+        def forward(ctx, x):                    # forward receives the ctx
+            y = x.exp()
+            ctx.save_for_backward(y)
             return y
+
         @staticmethod
-        def backward(ctx, grad):         # grad: ndarray
+        def backward(ctx, grad):                # one gradient per input of forward
             (y,) = ctx.saved_tensors
-            return grad * y              # one gradient per positional input
+            return grad * y
 
-    y = Exp.apply(x)                     # Tensor in, Tensor out
+    class Exp(Function):
+        @staticmethod
+        def forward(x):                         # forward without ctx ...
+            return x.exp()
 
-``backward`` returns one gradient (or None) per positional argument of
-``forward``; an argument that is a list of Tensors (``cat``) takes a list of
-gradients. Keyword arguments are never differentiated.
+        @staticmethod
+        def setup_context(ctx, inputs, output): # ... and the ctx filled afterwards
+            ctx.save_for_backward(output)
+
+        backward = ...                          # as above
+
+    y = Exp.apply(x)
+
+The ctx is a :class:`~mininn.autograd.function_ctx.FunctionCtx`; the node reads
+its attributes through (``y.grad_fn.saved_tensors``), but unlike torch it is a
+separate object, so a user's ``ctx.next = ...`` cannot touch the engine's fields.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
-from mininn._backend import device_of
-from mininn._dtype import _FROM_NP
-from mininn._tensor_core import Size, TensorCore
-from mininn.autograd import views as _views
+from mininn._functions._util import unbroadcast
+from mininn._tensor_core import TensorCore
+from mininn.autograd.function_ctx import FunctionCtx, c_type_name
 from mininn.autograd.grad_mode import _state
-from mininn.utils.hooks import RemovableHandle
+from mininn.autograd.graph import _FLOAT_NP, Node, _edge, wrap
 
-if TYPE_CHECKING:
-    from mininn.tensor import Tensor
+__all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
-# outputs of these dtypes (floating and complex) get a grad_fn; others (indices, masks) never require grad
-_FLOAT_NP = frozenset(np_dtype for np_dtype, d in _FROM_NP.items() if d.is_floating_point or d.is_complex)
+F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = [
-    "ArrayFunction",
-    "Context",
-    "Node",
-    "AccumulateGrad",
-    "run_backward",
-    "wrap",
-    "set_tensor_class",
-    "view_op",
-    "Function",
-    "FunctionCtx",
-    "BackwardCFunction",
-    "once_differentiable",
-]
+_signature = functools.lru_cache(maxsize=512)(inspect.signature)  # forward's, read on every apply
 
-# the public Tensor class (mininn.tensor.Tensor), which every op result is made in; None until
-# mininn.tensor is imported, so an op run before that fails instead of making bare TensorCores
-_tensor_class: Any = None
-
-
-def set_tensor_class(cls: type[TensorCore]) -> None:
-    """Make op results instances of ``cls`` (``mininn.tensor`` calls this once, for ``Tensor``)."""
-    global _tensor_class
-    _tensor_class = cls
-
-
-def wrap(data: Any, requires_grad: bool = False) -> Tensor:
-    """A Tensor holding ``data`` (an array of the device's array module, or array-like)."""
-    return _tensor_class(data, requires_grad)  # type: ignore[return-value]
-
-FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved "
-    "tensors after they have already been freed). Saved intermediate values of the graph "
-    "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
-    "you need to backward through the graph a second time or if you need to access saved "
-    "tensors after calling backward."
+LEGACY_MESSAGE = (
+    "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+    "autograd function with static forward method. "
+    "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
 )
+DIRTY_NOT_RETURNED = (
+    "Some elements marked as dirty during the forward method were not returned as output. The "
+    "inputs that are modified inplace must all be outputs of the Function."
+)
+DIRTY_NOT_INPUT = (
+    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+    "mutated should be passed to ctx.mark_dirty()."
+)
+DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
+ONCE_DIFFERENTIABLE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
 
-class Context:
-    """What ``forward`` leaves for ``backward``: saved arrays and attributes."""
+class BackwardCFunction(Node):
+    """The graph node of one ``Function.apply`` call; each Function has its ``<Name>Backward``.
 
-    _saved: tuple[Any, ...] = ()
-    _freed: bool = False
-    needs_input_grad: tuple[bool, ...] = ()
-
-    def save_for_backward(self, *arrays: Any) -> None:
-        self._saved = arrays
-
-    @property
-    def saved_tensors(self) -> tuple[Any, ...]:
-        if self._freed:
-            raise RuntimeError(FREED_MESSAGE)
-        return self._saved
-
-    def _free(self) -> None:
-        # Only arrays saved with save_for_backward are freed (and then raise on reuse),
-        # as in torch; small attributes such as shapes stay.
-        if self._saved:
-            self._saved = ()
-            self._freed = True
-
-
-class Node:
-    """One recorded op call: ``next`` holds one edge per differentiable input.
-
-    Torch-compatible views: ``name()`` (``"MulBackward0"``), ``next_functions``
-    (pairs of node and input index), ``register_hook``/``register_prehook``.
+    ``next`` holds one edge per Tensor input of ``forward``; ``arg_layout`` tells, per
+    input, whether it was a Tensor (0) or not (-1); ``out_meta`` holds each output's
+    shape and dtype (None for an output that is not a Tensor).
     """
 
-    __slots__ = (
-        "fn",
-        "ctx",
-        "next",
-        "arg_layout",
-        "n_outputs",
-        "out_meta",
-        "pre_hooks",
-        "post_hooks",
-        "__weakref__",
-    )
+    __slots__ = ("_input_meta",)
+    _forward_cls: type[Function]
 
     def __init__(
         self,
-        fn: type[ArrayFunction] | None,
-        ctx: Context | None,
-        next_edges: tuple[tuple[Node, int] | None, ...],
+        ctx: FunctionCtx,
+        edges: tuple[tuple[Node, int] | None, ...],
         arg_layout: tuple[int, ...],
-        out_meta: tuple[tuple[tuple[int, ...], Any], ...],
+        input_meta: tuple[tuple[tuple[int, ...], Any], ...],
+        out_meta: tuple[Any, ...],
     ) -> None:
-        self.fn = fn
-        self.ctx = ctx
-        self.next = next_edges
-        # arg_layout[i]: -1 for a non-tensor arg, 0 for one tensor, n for a list of n tensors
-        self.arg_layout = arg_layout
-        self.out_meta = out_meta
-        self.n_outputs = len(out_meta)
-        self.pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
-        self.post_hooks: list[Callable[..., Any]] | None = None
+        super().__init__(type(self)._forward_cls, ctx, edges, arg_layout, out_meta)  # type: ignore[arg-type]
+        self._input_meta = input_meta
 
     def name(self) -> str:
-        if self.fn is None:
-            return f"{type(self.fn).__name__}Backward0"
-        return getattr(self.fn, "node_name", None) or f"{self.fn.__name__}Backward0"
+        return type(self).__name__
 
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
-
-    @property
-    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((None, 0) if e is None else e for e in self.next)
-
-    def register_prehook(self, hook: Callable[..., Any], output_nr: int = 0) -> Any:
-        """``hook(grad_outputs_tuple)`` runs before this node; it may return new grads."""
-        if self.pre_hooks is None:
-            self.pre_hooks = {}
-        hooks = self.pre_hooks.setdefault(-1, [])
-        hooks.append(hook)
-        return RemovableHandle(hooks, hook)
-
-    def register_hook(self, hook: Callable[..., Any]) -> Any:
-        """``hook(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
-        if self.post_hooks is None:
-            self.post_hooks = []
-        self.post_hooks.append(hook)
-        return RemovableHandle(self.post_hooks, hook)
-
-    def _add_tensor_hook(self, output_nr: int, hook: Callable[..., Any]) -> list[Any]:
-        if self.pre_hooks is None:
-            self.pre_hooks = {}
-        hooks = self.pre_hooks.setdefault(output_nr, [])
-        hooks.append(hook)
-        return hooks
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for names the node lacks: the ctx's (saved_tensors, user attributes)
+        if attr == "ctx" or attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self.ctx, attr)
 
     def _materialize_grads(self, grads: list[Any]) -> list[Any]:
-        """The gradients ``apply`` receives: zeros for outputs that got none (of several)."""
-        if self.n_outputs == 1:
+        if not self.ctx.materialize_grads:  # type: ignore[union-attr]
             return grads
         return [
-            g if g is not None else np.zeros(shape, dtype)
-            for g, (shape, dtype) in zip(grads, self.out_meta)
+            np.zeros(meta[0], meta[1]) if g is None and meta is not None else g
+            for g, meta in zip(grads, self.out_meta)
         ]
 
     def apply(self, grads: list[Any]) -> tuple[Any, ...]:
-        """Gradients for each ``next`` edge from gradients of each output."""
-        raw = self.fn.backward(self.ctx, *grads)  # type: ignore[union-attr]
-        if self.n_outputs == 1 and len(self.arg_layout) == 1:
-            raw = (raw,)
-        elif not isinstance(raw, tuple):
-            raw = (raw,)
-        if len(raw) != len(self.arg_layout):
+        """The user's backward on Tensors; its gradients checked and unwrapped per Tensor input."""
+        user_fn = _user_backward(type(self)._forward_cls)
+        result = user_fn(self.ctx, *(None if g is None else wrap(g) for g in grads))
+        tensors = self._per_tensor_input(result)
+        return tuple(self._checked(i, g) for i, g in enumerate(tensors))
+
+    def _per_tensor_input(self, result: Any) -> list[Any]:
+        name, n = self.name(), len(self.arg_layout)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) > n and all(g is None for g in result[n:]):
+            result = result[:n]  # extra trailing Nones are allowed
+        if len(result) != n:
             raise RuntimeError(
-                f"function {self.fn.__name__}Backward returned an incorrect number of "  # type: ignore[union-attr]
-                f"gradients (expected {len(self.arg_layout)}, got {len(raw)})"
+                f"function {name} returned an incorrect number of gradients (expected {n}, "
+                f"got {len(result)})"
             )
-        flat: list[Any] = []
-        for layout, g in zip(self.arg_layout, raw):
-            if layout == 0:
-                flat.append(g)
-            elif layout > 0:
-                flat.extend(g if g is not None else [None] * layout)
-        return tuple(flat)
+        tensors = []
+        for position, (layout, g) in enumerate(zip(self.arg_layout, result), start=1):
+            if layout < 0:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {name} returned a gradient different than None at position "
+                        f"{position}, but the corresponding forward input was not a Variable"
+                    )
+                continue
+            if g is not None and not isinstance(g, TensorCore):
+                raise RuntimeError(f"expected Variable or None (got {c_type_name(g)})")
+            tensors.append(g)
+        return tensors
+
+    def _checked(self, index: int, grad: Any) -> Any:
+        """``grad``'s array, summed to the input's shape where it broadcasts, in its dtype."""
+        if grad is None or self.next[index] is None:
+            return None  # an input that needs no gradient: torch drops it unchecked
+        shape, dtype = self._input_meta[index]
+        array = grad._data
+        if array.shape != shape:
+            if not _expandable(shape, array.shape):
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient at index {index} - got "
+                    f"{list(array.shape)} but expected shape compatible with {list(shape)}"
+                )
+            array = unbroadcast(array, shape)
+        return array if array.dtype == dtype else array.astype(dtype)
 
 
-class AccumulateGrad(Node):
-    """The node of a leaf tensor: adds the incoming gradient into ``.grad``."""
-
-    __slots__ = ("_variable",)
-
-    def __init__(self, tensor: Tensor) -> None:
-        super().__init__(None, None, (), (), ((tuple(tensor.shape), tensor._data.dtype),))
-        self._variable = weakref.ref(tensor)  # the leaf owns this node, not the reverse
-
-    @property
-    def variable(self) -> Tensor | None:
-        """The leaf tensor this node accumulates into (None once it is gone)."""
-        return self._variable()
-
-    def name(self) -> str:
-        return "AccumulateGrad"
-
-    def apply(self, grads: list[Any]) -> tuple[Any, ...]:
-        tensor = self._variable()
-        if tensor is None:
-            return ()
-        (grad,) = grads
-        for hook in tuple(tensor._hooks or ()):
-            new = hook(wrap(grad))
-            if new is not None:
-                grad = new._data
-        _accumulate(tensor, grad)
-        return ()
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
 
 
-def _accumulate(tensor: Tensor, grad: Any) -> None:
-    if grad.shape != tensor._data.shape:
-        grad = grad.reshape(tensor._data.shape) if grad.size == tensor._data.size else grad
-    if grad.dtype != tensor._data.dtype:
-        grad = grad.astype(tensor._data.dtype)
-    if tensor.grad is None:
-        # copy: backward may hand the same array to several inputs
-        tensor.grad = wrap(grad.copy())
-    else:
-        tensor.grad._data = tensor.grad._data + grad
+def _user_backward(cls: type[Function]) -> Callable[..., Any]:
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    return vjp if vjp is not Function.vjp else backward
 
 
-def _edge(tensor: Tensor) -> tuple[Node, int] | None:
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
-    if tensor._requires_grad:
-        acc = tensor._accumulator
-        if acc is None:
-            acc = tensor._accumulator = AccumulateGrad(tensor)
-        return (acc, 0)
-    return None
+class Function:
+    """Base class of differentiable operations written by users (``torch.autograd.Function``).
 
-
-class ArrayFunction:
-    """An op with ``forward(ctx, *arrays)`` and ``backward(ctx, *grads)`` on raw arrays.
-
-    In ``backward``, ``ctx.needs_input_grad[i]`` tells whether positional input ``i``
-    needs a gradient (return None for it otherwise). Outputs that are not floating
-    point (indices, masks) never require grad.
+    Subclasses define static ``forward`` and ``backward`` methods (and optionally
+    ``setup_context``) and are called through :meth:`apply`, never instantiated.
     """
 
-    # a view op (``view_op``): its outputs may share its first argument's array
-    is_view = False
+    generate_vmap_rule = False
+    _backward_cls: type[BackwardCFunction]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(
+            f"{cls.__name__}Backward",
+            (BackwardCFunction,),
+            {"__slots__": (), "_forward_cls": cls, "__module__": "mininn.autograd.graph"},
+        )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(LEGACY_MESSAGE)
 
     @staticmethod
-    def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        """The computation, on Tensors: ``forward(ctx, *inputs)``, or ``forward(*inputs)``
+        with :meth:`setup_context`."""
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
-    def backward(ctx: Context, *grad_outputs: Any) -> Any:
-        raise NotImplementedError
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> None:
+        """Fill ``ctx`` from the inputs and output of a ``forward`` that takes no ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        """One gradient (Tensor or None) per input of ``forward``, from one per output."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Forward-mode AD (mininn has none)."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        raw_args: list[Any] = []
-        needs_grad = False
-        kind: Any = None
-        for a in args:
-            if isinstance(a, TensorCore):
-                d = a._data
-                if kind is None:
-                    kind = type(d)
-                elif type(d) is not kind:
-                    _raise_mixed_devices(args)
-                if a._requires_grad or a.grad_fn is not None:
-                    needs_grad = True
-                elif a._view is not None and _views.adopt(a):  # its base got a history since
-                    needs_grad = True
-                raw_args.append(d)
-            elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
-                for t in a:
-                    if kind is None:
-                        kind = type(t._data)
-                    elif type(t._data) is not kind:
-                        _raise_mixed_devices(a)
-                    if t._requires_grad or t.grad_fn is not None:
-                        needs_grad = True
-                    elif t._view is not None and _views.adopt(t):
-                        needs_grad = True
-                raw_args.append([t._data for t in a])
-            else:
-                raw_args.append(a)
-        ctx = Context()
-        if kwargs:
-            kwargs = {k: (v._data if isinstance(v, TensorCore) else v) for k, v in kwargs.items()}
-            out = cls.forward(ctx, *raw_args, **kwargs)
-        else:
-            out = cls.forward(ctx, *raw_args)
-        if needs_grad and _state.enabled:
-            result = _record(cls, ctx, args, out)
-        elif type(out) is tuple:
-            result = tuple([_tensor_class(o) for o in out])
-        else:
-            result = _tensor_class(out)
-        if cls.is_view:
-            _views.link_views(cls, args[0], result)
-        return result
+        """Run ``forward`` on ``args`` and connect its Tensor outputs to the graph.
+
+        Keyword arguments fill ``forward``'s positional parameters by name, as in torch.
+        """
+        with_setup = cls.setup_context is not Function.setup_context
+        if with_setup:
+            bound = _signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        inputs = _positional_inputs(cls.forward, args, kwargs, takes_ctx=not with_setup)
+        return _run(cls, inputs, with_setup)
 
 
-def view_op(cls: type[ArrayFunction]) -> type[ArrayFunction]:
-    """Make ``cls`` a view op: outputs that share its first argument's array are marked views of
-    that tensor's base (``mininn.autograd.views``), which in-place ops on them write through."""
-    cls.is_view = True
-    return cls
+def _positional_inputs(forward: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                       takes_ctx: bool) -> tuple[Any, ...]:
+    """``args`` extended by ``kwargs`` placed at their parameters' positions (torch's rule: no
+    gaps, no defaults filled in, keyword-only parameters refused)."""
+    if not kwargs:
+        return args
+    params = list(_signature(forward).parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if takes_ctx and params and params[0].kind in positional:
+        params = params[1:]
+    names = []
+    for p in params:
+        if p.kind not in positional:
+            break
+        names.append(p.name)
+    placed: dict[int, Any] = {}
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{key}'")
+        index = names.index(key)
+        if index < len(args):
+            raise TypeError(f"forward() got multiple values for argument '{key}'")
+        placed[index] = value
+    filled = list(args)
+    for index in range(len(args), max(placed) + 1):
+        if index not in placed:
+            raise TypeError(f"forward() missing required argument: '{names[index]}' (position {index})")
+        filled.append(placed[index])
+    return tuple(filled)
 
 
-def _record(cls: type[ArrayFunction], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:
-    """Wrap ``out`` in tensors whose ``grad_fn`` is a new Node with edges to ``args``."""
-    tensor_cls = _tensor_class
-    edges: list[tuple[Node, int] | None] = []
-    layout: list[int] = []
-    needs: list[bool] = []
-    for a in args:
-        if isinstance(a, TensorCore):
-            edge = _edge(a)
-            edges.append(edge)
-            layout.append(0)
-            needs.append(edge is not None)
-        elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
-            sub = [_edge(t) for t in a]
-            edges.extend(sub)
-            layout.append(len(a))
-            needs.append(sub.count(None) < len(sub))
-        else:
-            layout.append(-1)
-            needs.append(False)
-    ctx.needs_input_grad = tuple(needs)
-    if type(out) is not tuple:
-        node = Node(cls, ctx, tuple(edges), tuple(layout), ((out.shape, out.dtype),))
-        result = tensor_cls(out)
-        if out.dtype in _FLOAT_NP:
-            result.grad_fn = node
-        return result
-    node = Node(cls, ctx, tuple(edges), tuple(layout), tuple([(o.shape, o.dtype) for o in out]))
-    results = []
-    for i, o in enumerate(out):
-        t = tensor_cls(o)
-        if o.dtype in _FLOAT_NP:
-            t.grad_fn = node
-            t._output_nr = i
-        results.append(t)
-    return tuple(results)
-
-
-def _raise_mixed_devices(tensors: Sequence[Any]) -> None:
-    devs = sorted({str(device_of(t._data)) for t in tensors if isinstance(t, TensorCore)}, reverse=True)
-    raise RuntimeError(
-        "Expected all tensors to be on the same device, but found at least two devices, "
-        f"{devs[0]} and {devs[1]}!"
-    )
-
-
-def _check_same_device(tensors: Sequence[Tensor]) -> None:
-    first = type(tensors[0]._data)
-    if any(type(t._data) is not first for t in tensors):
-        _raise_mixed_devices(tensors)
-
-
-def _root_grad(t: TensorCore, gradient: Any, i: int) -> Any:
-    """The gradient that seeds backward from ``t`` (implicit 1 for a scalar)."""
-    if gradient is None:
-        if t._data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        if not t.dtype.is_floating_point:
-            raise RuntimeError(
-                f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
-            )
-        return np.ones_like(t._data)
-    g = gradient._data if isinstance(gradient, TensorCore) else np.asarray(gradient)
-    if g.shape != t._data.shape:
-        raise RuntimeError(
-            f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
-            f"output[{i}] has a shape of {t.shape}."
-        )
-    return g.astype(t._data.dtype, copy=False)
-
-
-def _collect(roots: Sequence[Node]) -> dict[Node, int]:
-    """Dependency counts: how many edges from reachable nodes point at each node."""
-    deps: dict[Node, int] = {}
-    seen: set[int] = set()
-    stack = list(roots)
-    for r in roots:
-        seen.add(id(r))
-        deps.setdefault(r, 0)
-    while stack:
-        node = stack.pop()
-        for edge in node.next:
-            if edge is None:
-                continue
-            nxt = edge[0]
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append(nxt)
-    return deps
-
-
-def _add(a: Any, b: Any) -> Any:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
-def run_backward(
-    roots: Sequence[Tensor],
-    grad_roots: Sequence[Any],
-    retain_graph: bool = False,
-    capture: Sequence[tuple[Node, int]] | None = None,
-) -> list[Any] | None:
-    """Backpropagate ``grad_roots`` from ``roots`` into every reachable leaf's ``.grad``.
-
-    With ``capture`` (graph edges of the tensors ``autograd.grad`` differentiates
-    against), the gradients reaching those edges are returned instead and no
-    leaf's ``.grad`` changes.
-    """
-    buffers: dict[Node, list[Any]] = {}
-    root_nodes: list[Node] = []
-    for i, (t, g) in enumerate(zip(roots, grad_roots)):
-        edge = _edge(t)
-        if edge is None:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
-        node, nr = edge
-        buf = buffers.setdefault(node, [None] * node.n_outputs)
-        buf[nr] = _add(buf[nr], g)
-        root_nodes.append(node)
-    captured: list[Any] | None = None
-    targets: dict[Node, list[tuple[int, int]]] = {}
-    if capture is not None:
-        captured = [None] * len(capture)
-        for i, (node, nr) in enumerate(capture):
-            targets.setdefault(node, []).append((nr, i))
-    deps = _collect(root_nodes)
-    ready = [n for n in dict.fromkeys(root_nodes) if deps[n] == 0]
-    prev_mode = _state.enabled
-    _state.enabled = False  # backward itself records nothing
+def _run(cls: type[Function], inputs: tuple[Any, ...], with_setup: bool) -> Any:
+    needs = tuple(isinstance(a, TensorCore) and a.requires_grad for a in inputs)
+    record = _state.enabled and any(needs)
+    tensors = [a for a in inputs if isinstance(a, TensorCore)]
+    edges = tuple(_edge(t) for t in tensors) if record else ()  # before forward can rebase inputs
+    ctx = FunctionCtx()
+    ctx.needs_input_grad = needs
+    previous = _state.enabled
+    _state.enabled = False
     try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            if captured is not None:
-                if grads is not None and node in targets:
-                    for nr, i in targets[node]:
-                        captured[i] = grads[nr]
-                if type(node) is AccumulateGrad:
-                    continue
-            input_grads: tuple[Any, ...] = ()
-            if grads is not None and any(g is not None for g in grads):
-                grads = node._materialize_grads(grads)
-                if node.pre_hooks:
-                    grads = _run_pre_hooks(node, grads)
-                input_grads = node.apply(grads)
-                if node.post_hooks:
-                    input_grads = _run_post_hooks(node, input_grads, grads)
-                if not retain_graph and node.ctx is not None:
-                    node.ctx._free()
-            for i, edge in enumerate(node.next):
-                if edge is None:
-                    continue
-                nxt, nr = edge
-                g = input_grads[i] if i < len(input_grads) else None
-                if g is not None:
-                    nbuf = buffers.get(nxt)
-                    if nbuf is None:
-                        nbuf = buffers[nxt] = [None] * nxt.n_outputs
-                    nbuf[nr] = _add(nbuf[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    ready.append(nxt)
+        if with_setup:
+            output = cls.forward(*inputs)
+            cls.setup_context(ctx, inputs, output)
+        else:
+            output = cls.forward(ctx, *inputs)
     finally:
-        _state.enabled = prev_mode
-    return captured
+        _state.enabled = previous
+    node = None
+    outputs = tuple(output) if isinstance(output, tuple) else (output,)
+    _check_dirty_returned(ctx, outputs)
+    if record:
+        ctx._check_saved()
+        node = cls._backward_cls(
+            ctx,
+            edges,
+            tuple(0 if isinstance(a, TensorCore) else -1 for a in inputs),
+            tuple((t._data.shape, t._data.dtype) for t in tensors),
+            tuple((o._data.shape, o._data.dtype) if isinstance(o, TensorCore) else None for o in outputs),
+        )
+    results = tuple(_set_history(o, i, node, ctx, inputs) for i, o in enumerate(outputs))
+    return results if isinstance(output, tuple) else results[0]
 
 
-def _run_pre_hooks(node: Node, grads: list[Any]) -> list[Any]:
-    assert node.pre_hooks is not None
-    for output_nr, hooks in list(node.pre_hooks.items()):
-        if output_nr < 0:
-            continue
-        for hook in tuple(hooks):
-            if grads[output_nr] is None:  # an output without gradient (set_materialize_grads(False))
-                break
-            new = hook(wrap(grads[output_nr]))
-            if new is not None:
-                grads[output_nr] = new._data
-    for hook in tuple(node.pre_hooks.get(-1, ())):
-        new = hook(tuple(None if g is None else wrap(g) for g in grads))
-        if new is not None:
-            grads = [None if g is None else g._data for g in new]
-    return grads
+def _check_dirty_returned(ctx: FunctionCtx, outputs: tuple[Any, ...]) -> None:
+    for t in ctx.dirty_tensors:
+        if not any(t is o for o in outputs):
+            raise RuntimeError(DIRTY_NOT_RETURNED)
 
 
-def _run_post_hooks(node: Node, input_grads: tuple[Any, ...], grads: list[Any]) -> tuple[Any, ...]:
-    assert node.post_hooks is not None
-    for hook in tuple(node.post_hooks):
-        wrapped_in = tuple(None if g is None else wrap(g) for g in input_grads)
-        wrapped_out = tuple(None if g is None else wrap(g) for g in grads)
-        new = hook(wrapped_in, wrapped_out)
-        if new is not None:
-            input_grads = tuple(None if g is None else g._data for g in new)
-    return input_grads
+def _contains(items: tuple[Any, ...], value: Any) -> bool:
+    return any(value is item for item in items)
 
 
-# torch.autograd.function's names for users (served code imports them from here, through
-# the torch alias); defined in their own modules, which import this one
-from mininn.autograd.custom_function import BackwardCFunction, Function, once_differentiable  # noqa: E402
-from mininn.autograd.function_ctx import FunctionCtx  # noqa: E402
+def _set_history(out: Any, index: int, node: BackwardCFunction | None, ctx: FunctionCtx,
+                 inputs: tuple[Any, ...]) -> Any:
+    """One output of forward as apply returns it: torch's rules for inputs returned as they are,
+    inputs modified in place, and non-differentiable outputs."""
+    if not isinstance(out, TensorCore):
+        return out
+    is_input = _contains(inputs, out)
+    is_modified = _contains(ctx.dirty_tensors, out)
+    differentiable = (
+        node is not None and not _contains(ctx.non_differentiable, out) and out._data.dtype in _FLOAT_NP
+    )
+    if not differentiable:
+        if not out.requires_grad:
+            return wrap(out._data) if is_input and not is_modified else out
+        if is_input:
+            return out.detach()
+        out.detach_()
+        return out
+    if is_modified:
+        if out.grad_fn is None and out._requires_grad:
+            raise RuntimeError(DIRTY_LEAF)
+        if not is_input:
+            warnings.warn(DIRTY_NOT_INPUT, UserWarning, stacklevel=4)
+    elif is_input:
+        out = wrap(out._data)  # a new Tensor on the same data, as torch's view of the input
+    out.grad_fn = node
+    out._output_nr = index
+    return out
+
+
+class _DelayedError(Node):
+    """A node whose backward raises: the outputs of a ``once_differentiable`` backward run
+    with grad enabled carry it, so differentiating them again fails with torch's message."""
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message: str, edges: tuple[Any, ...], out_meta: tuple[Any, ...]) -> None:
+        super().__init__(None, None, edges, (0,) * len(edges), out_meta)
+        self._message = message
+
+    def name(self) -> str:
+        return "Error"
+
+    def apply(self, grads: list[Any]) -> tuple[Any, ...]:
+        raise RuntimeError(self._message)
+
+
+def once_differentiable(fn: F) -> F:
+    """Decorate a ``backward`` that is not differentiable itself: it runs under ``no_grad``,
+    and differentiating its result raises (torch's ``once_differentiable``)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        previous = _state.enabled
+        _state.enabled = False
+        try:
+            outputs = fn(ctx, *args, **kwargs)
+        finally:
+            _state.enabled = previous
+        if not _state.enabled:
+            return outputs
+        if not any(isinstance(a, TensorCore) and a.requires_grad for a in args):
+            return outputs
+        return _delayed_error(outputs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _delayed_error(outputs: Any) -> Any:
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    leaves = []
+    for o in outs:
+        if o is not None:
+            o = o.detach()
+            o.requires_grad = True
+        leaves.append(o)
+    present = [t for t in leaves if t is not None]
+    node = _DelayedError(
+        ONCE_DIFFERENTIABLE,
+        tuple(_edge(t) for t in present),
+        tuple((t._data.shape, t._data.dtype) for t in present),
+    )
+    results: list[Any] = []
+    for t in leaves:
+        if t is not None:
+            alias = wrap(t._data)
+            alias.grad_fn = node
+            alias._output_nr = sum(r is not None for r in results)
+            t = alias
+        results.append(t)
+    return tuple(results) if isinstance(outputs, tuple) else results[0]

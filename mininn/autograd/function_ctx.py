@@ -4,7 +4,7 @@ The ``ctx`` of ``torch.autograd.Function``: ``save_for_backward`` and
 ``saved_tensors``, ``needs_input_grad``, ``mark_dirty``,
 ``mark_non_differentiable``, ``set_materialize_grads``, and any attribute the
 user sets (``ctx.scale = scale``). It holds Tensors, not arrays (``Context`` in
-``mininn.autograd.function`` is the array-level one of ``ArrayFunction``).
+``mininn.autograd.graph`` is the array-level one of ``ArrayFunction``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import FREED_MESSAGE
+from mininn.autograd.graph import FREED_MESSAGE
 
 __all__ = ["FunctionCtx", "c_type_name"]
 

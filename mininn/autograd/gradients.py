@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from mininn._tensor_core import TensorCore
-from mininn.autograd.function import _edge, _root_grad, run_backward, wrap
 from mininn.autograd.grad_mode import no_grad
+from mininn.autograd.graph import _edge, _root_grad, run_backward, wrap
 
 __all__ = ["grad", "gradcheck", "GradcheckError"]
 

@@ -25,3 +25,24 @@ def device_count() -> int:
 def is_available() -> bool:
     """Whether a ``cuda`` device can be used."""
     return device_count() > 0
+
+
+# torch.cuda's legacy tensor types (issue 30): cuda.FloatTensor(4, 5), isinstance(x, cuda.FloatTensor)
+from mininn._legacy_types import CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES  # noqa: E402
+
+globals().update(_CUDA_TENSOR_TYPES)
+__all__ += list(_CUDA_TENSOR_TYPES)
+
+
+def manual_seed(seed: int) -> None:
+    """Seed CUDA's generator: nothing to do in mininn (cuda tensors draw from the default generator,
+    which ``mininn.manual_seed`` seeds), and like torch's no error without a GPU."""
+    int(seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed every GPU's generator: as :func:`manual_seed`."""
+    int(seed)
+
+
+__all__ += ["manual_seed", "manual_seed_all"]

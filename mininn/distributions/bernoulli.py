@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import mininn
 from mininn.distributions import constraints
-from mininn.distributions.distribution import Distribution
+from mininn.distributions.exp_family import ExponentialFamily
 from mininn.distributions.utils import broadcast_all, logits_to_probs, probs_to_logits
 from mininn.tensor import Size, Tensor
 
@@ -25,7 +25,7 @@ def _bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
     return _softplus(logits) - logits * target
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0; give exactly one of the two."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -86,12 +86,21 @@ class Bernoulli(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
-        if "probs" in self.__dict__:
-            return Bernoulli(probs=self.probs.expand(batch_shape), validate_args=False)
-        return Bernoulli(logits=self.logits.expand(batch_shape), validate_args=False)
+        new = self._expanded(batch_shape, {"probs": 0, "logits": 0})
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
 
     def entropy(self) -> Tensor:
         return _bce_with_logits(self.logits, self.probs)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (mininn.logit(self.probs),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return mininn.log1p(mininn.exp(x))
+
+    _mean_carrier_measure = 0.0
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         """The values 0 and 1, shaped ``(2,) + (1,) * len(batch_shape)`` (expanded to the batch)."""

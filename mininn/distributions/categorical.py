@@ -87,10 +87,9 @@ class Categorical(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Categorical:
         """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
-        shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            return Categorical(probs=self.probs.expand(shape), validate_args=False)
-        return Categorical(logits=self.logits.expand(shape), validate_args=False)
+        new = self._expanded(batch_shape, {"probs": 1, "logits": 1}, _num_events=self._num_events)
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
 
     def entropy(self) -> Tensor:
         smallest = float(np.finfo(self.logits._data.dtype).min)

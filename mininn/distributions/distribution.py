@@ -46,6 +46,8 @@ class Distribution:
 
     def _check_parameters(self) -> None:
         for param, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint):
+                continue
             if param not in self.__dict__ and isinstance(getattr(type(self), param, None), cached_property):
                 continue  # the other parametrisation (probs/logits), not given
             value = getattr(self, param)
@@ -67,6 +69,34 @@ class Distribution:
 
     def _extended_shape(self, sample_shape: Any = ()) -> Size:
         return Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        """The same distribution repeated over ``batch_shape`` (each family defines it)."""
+        raise NotImplementedError
+
+    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+        """A bare instance for a subclass's ``expand`` (torch's helper, which user subclasses call)."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method "
+                "must also define a custom .expand() method."
+            )
+        return self.__new__(type(self)) if _instance is None else _instance
+
+    def _expanded(self, batch_shape: Any, params: dict[str, int], **extra: Any) -> Any:
+        """A copy over ``batch_shape`` whose tensors ``params`` (name -> event dims) are expanded,
+        not copied; ``extra`` attributes are set as given. Validation is not rerun."""
+        batch_shape = Size(batch_shape)
+        new = type(self).__new__(type(self))
+        for name, event_dims in params.items():
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                tail = tuple(value.shape[value.dim() - event_dims:]) if event_dims else ()
+                new.__dict__[name] = value.expand(tuple(batch_shape) + tail)
+        new.__dict__.update(extra)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     # ---- the interface ----------------------------------------------------------------
     @property
@@ -106,6 +136,9 @@ class Distribution:
         raise NotImplementedError
 
     def cdf(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def icdf(self, value: Tensor) -> Tensor:
         raise NotImplementedError
 
     def entropy(self) -> Tensor:

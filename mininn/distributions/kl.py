@@ -1,6 +1,6 @@
 """``kl_divergence(p, q)``: KL(p || q) for the pairs registered with ``register_kl``
-(Normal, Uniform, Bernoulli and Categorical with their own kind), with torch's
-conventions where the divergence is infinite or a term vanishes.
+(here Normal, Uniform, Bernoulli and Categorical with their own kind; ``kl_families.py``
+registers the rest), with torch's conventions where the divergence is infinite or a term vanishes.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
         for tq in type(q).__mro__:
             if (tp, tq) in _KL:
                 return _KL[tp, tq](p, q)
-    raise NotImplementedError(f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}")
+    raise NotImplementedError(
+        f"No KL(p || q) is implemented for p type {type(p).__name__} and q type {type(q).__name__}"
+    )
 
 
 def _softplus(x: Tensor) -> Tensor:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import mininn
 from mininn.distributions import constraints
-from mininn.distributions.distribution import Distribution
+from mininn.distributions.exp_family import ExponentialFamily
 from mininn.distributions.utils import broadcast_all
 from mininn.tensor import Size, Tensor
 
@@ -17,7 +17,7 @@ __all__ = ["Normal"]
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale`` (reparameterisable)."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
@@ -74,7 +74,16 @@ class Normal(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
         """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
-        return Normal(self.loc.expand(batch_shape), self.scale.expand(batch_shape), validate_args=False)
+        return self._expanded(batch_shape, {"loc": 0, "scale": 0})
 
     def entropy(self) -> Tensor:
         return 0.5 + _HALF_LOG_2PI + mininn.log(self.scale)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:  # type: ignore[override]
+        return -0.25 * x.pow(2) / y + 0.5 * mininn.log(-math.pi / y)
+
+    _mean_carrier_measure = 0.0

@@ -70,7 +70,7 @@ class Uniform(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:
         """The same distribution repeated over ``batch_shape`` (parameters expanded, not copied)."""
-        return Uniform(self.low.expand(batch_shape), self.high.expand(batch_shape), validate_args=False)
+        return self._expanded(batch_shape, {"low": 0, "high": 0})
 
     def entropy(self) -> Tensor:
         return mininn.log(self.high - self.low)

@@ -3,6 +3,7 @@ probability <-> log-odds conversions (with torch's clamping at the ends)."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from numbers import Number
 from typing import Any
 
@@ -11,7 +12,12 @@ import numpy as np
 import mininn
 from mininn.tensor import Tensor
 
-__all__ = ["broadcast_all", "clamp_probs", "logits_to_probs", "probs_to_logits"]
+__all__ = [
+    "as_value", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits", "tiny",
+]
+
+# torch's name for a property computed once per instance (validation skips one not yet computed)
+lazy_property = cached_property
 
 
 def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
@@ -49,3 +55,15 @@ def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     if is_binary:
         return mininn.sigmoid(logits)
     return mininn.softmax(logits, -1)
+
+
+def as_value(value: Any, like: Tensor) -> Tensor:
+    """``value`` as a tensor of ``like``'s dtype when it is a number (torch.as_tensor in log_prob)."""
+    if isinstance(value, Tensor):
+        return value
+    return mininn.tensor(value, dtype=like.dtype)
+
+
+def tiny(t: Tensor) -> float:
+    """The smallest positive normal number of ``t``'s dtype."""
+    return float(np.finfo(t._data.dtype).tiny)

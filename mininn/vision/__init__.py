@@ -11,3 +11,8 @@ mininn``.
 from mininn.vision import datasets, models, ops, transforms
 
 __all__ = ["datasets", "models", "ops", "transforms"]
+
+# torchvision.utils (make_grid, save_image)
+from mininn.vision import utils  # noqa: E402
+
+__all__ += ["utils"]

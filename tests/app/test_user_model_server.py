@@ -16,6 +16,7 @@ import json
 import shutil
 import subprocess
 import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,9 @@ import pytest
 from _app_support import Server, binary_request, run_server, split_binary_response, wait_until
 
 torch = pytest.importorskip("torch")
+# torchvision's C++ operators fail to register beside the CPU torch wheel; the model files use only its
+# Python modules, so its operator registrations are skipped (as tests/mininn/vision/_torchvision.py does)
+sys.modules.setdefault("torchvision._meta_registrations", types.ModuleType("torchvision._meta_registrations"))
 
 USER_MODELS = Path(__file__).parent / "user_models"
 KEY = "user-model-key"
@@ -44,6 +48,7 @@ class Case:
     inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
     loss: Callable[[Any, dict[str, Any]], Any] = field(default=lambda out, x: _sum_of_squares(out))
     model: Any = None  # the trained torch module (eval mode)
+    lr: float = 0.05  # SGD's learning rate for the few training steps
 
 
 def _sum_of_squares(out: Any) -> Any:
@@ -136,6 +141,28 @@ CASES = [
          "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 3]}]},
         lambda rng: {"image": _image((2, 3, 8, 8))(rng)},
     ),
+    Case(
+        "tv-backbone",
+        "tv_backbone",
+        {"module": "model.py:BackboneClassifier", "init": {"num_classes": 4},
+         "inputs": [{"name": "images", "datatype": "FP32", "shape": [-1, 3, 64, 64]}]},
+        lambda rng: {"images": _image((2, 3, 64, 64))(rng)},
+        lr=1e-3,  # ResNet-50 diverges at 0.05 on batches of two
+    ),
+    Case(  # sparse COO adjacency built in forward, torch.spmm (issue 30)
+        "graph-net",
+        "graph_net",
+        {"module": "model.py:GCN",
+         "init": {"num_nodes": 10, "in_features": 5, "hidden": 16, "num_classes": 3},
+         "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 10, 5]}]},
+        lambda rng: {"x": _image((2, 10, 5))(rng)},
+    ),
+    Case(  # nn.Parameter(torch.FloatTensor(n, m)) initialised through .data.uniform_ (issue 30)
+        "legacy-params",
+        "legacy_params",
+        {"module": "model.py:LegacyNet", "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, -1, 6]}]},
+        lambda rng: {"x": _image((3, 4, 6))(rng)},
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -156,7 +183,7 @@ def train(case: Case) -> tuple[Any, bytes]:
     torch.manual_seed(0)
     module_name = case.spec["module"].split(":")[1]
     model = getattr(code, module_name)(**case.spec.get("init", {}))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    optimizer = torch.optim.SGD(model.parameters(), lr=case.lr)
     rng = np.random.default_rng(1)
     for _ in range(3):
         x = {k: torch.from_numpy(v) for k, v in case.inputs(rng).items()}
@@ -320,6 +347,9 @@ CAPTURES = [  # (model, module): one captured layer per case that shows somethin
     ("dataset-beside", "encoder"),
     ("jit-helpers", "blocks.1"),
     ("keywords", "mixer"),
+    ("tv-backbone", "backbone.layer4"),
+    ("graph-net", "gc1"),
+    ("legacy-params", "pool"),
 ]
 
 

@@ -12,8 +12,8 @@ from mininn._backend import array_module, device_of
 from mininn._functions._util import wrap_dim  # re-exported: one definition for tensors and kernels
 from mininn._functions.inplace import _tracked, check_leaf
 from mininn._functions.inplace_view import on_own_copy, rebase
-from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import _state
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.tensor import Tensor
 
 __all__ = [

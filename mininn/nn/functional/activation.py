@@ -23,7 +23,7 @@ from mininn._functions.softmax import softmax as _core_softmax
 from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import (
     MulMask,
     apply_op,

@@ -16,7 +16,7 @@ import numpy as np
 
 from mininn import _factories
 from mininn._dtype import get_default_dtype
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, scalar_name, wrap_dim, xp_of
 from mininn.nn.functional.activation import _finish, _Pointwise, _softmax_dim, _stable_sigmoid, softmax
 from mininn.tensor import Tensor

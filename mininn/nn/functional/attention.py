@@ -22,7 +22,7 @@ import numpy as np
 from mininn._backend import device_of, to_device
 from mininn._factories import default_generator
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import c_name
 from mininn.nn.functional.linear import linear
 from mininn.tensor import Tensor

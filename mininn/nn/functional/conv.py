@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._conv_slabs import conv_backward_in_slabs, conv_in_slabs
 from mininn.nn.functional._im2col import (
     Dims,

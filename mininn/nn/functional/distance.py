@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import wrap_dim, xp_of
 from mininn.nn.functional.sparse import _scatter_add_rows
 from mininn.tensor import Tensor

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 from mininn import _factories
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import MulMask, apply_op, xp_of
 from mininn.tensor import Tensor
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import as_strided, check_float, xp_of
 from mininn.tensor import Tensor
 

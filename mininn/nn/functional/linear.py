@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import c_name, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from mininn._dtype import get_default_dtype
 from mininn._functions._util import broadcast_error, unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, kernel_dtype_error, scalar_name
 from mininn.nn.functional.activation import log_softmax
 from mininn.tensor import Tensor

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float
 from mininn.nn.functional.loss import _reduction
 from mininn.tensor import Tensor

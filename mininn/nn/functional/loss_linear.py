@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from mininn import _dtype
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional.linear import linear
 from mininn.nn.functional.loss import _reduction, cross_entropy
 from mininn.tensor import Tensor

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mininn._functions.elementwise import where
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, scalar_name
 from mininn.nn.functional.activation import logsigmoid
 from mininn.nn.functional.distance import pairwise_distance

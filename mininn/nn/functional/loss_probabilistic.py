@@ -11,7 +11,7 @@ import numpy as np
 
 from mininn._dtype import get_default_dtype
 from mininn._functions._util import broadcast_error, unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional.loss import _expand_grad, _legacy_reduction, _reduce, _reduction
 from mininn.nn.functional.loss_regression import Rule, common_float, elementwise_loss
 from mininn.tensor import Tensor

@@ -16,7 +16,7 @@ import numpy as np
 
 from mininn._dtype import from_numpy_dtype
 from mininn._functions._util import unbroadcast
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional.loss import (
     _check_broadcast,
     _check_float_kernel,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._im2col import tap, taps
 from mininn.nn.functional._utils import needs_grad, xp_of
 from mininn.nn.functional.activation import relu

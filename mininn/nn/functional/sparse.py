@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
 from mininn.autograd.grad_mode import no_grad
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import xp_of
 from mininn.tensor import Tensor
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import ntuple, scalar_name, xp_of
 from mininn.nn.functional.pooling import gather_flat
 from mininn.tensor import Tensor

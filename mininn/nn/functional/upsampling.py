@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import kernel_dtype_error, xp_of
 from mininn.tensor import Tensor
 
@@ -161,15 +161,20 @@ def _check_dtype(input: Tensor, mode: str, rank: int, antialias: bool) -> None:
 # ---- per-axis maps ------------------------------------------------------------------------------
 
 
-def _nearest_index(n_in: int, n_out: int, scale: float | None, exact: bool) -> np.ndarray:
+def _nearest_index(n_in: int, n_out: int, scale: float | None, exact: bool,
+                   single: bool = False) -> np.ndarray:
     """Source index of each output position: ``floor(dst * in / out)`` (``dst + 0.5`` when ``exact``).
 
-    From a size the ratio is exact (integer arithmetic); from a scale factor the step is
-    ``1 / scale_factor`` in float32, as in torch's kernels (which round a few positions that
-    land within float32 precision of an integer differently).
+    From a size the ratio is exact (integer arithmetic), except that ``nearest`` with
+    ``single`` (torch's 2-D kernel, and the others below float64) steps by ``in / out`` in
+    float32 as torch does (52 -> 22 maps output 11 to 25, not 26); from a scale
+    factor the step is ``1 / scale_factor`` in float32, as in torch's kernels (which round a
+    few positions that land within float32 precision of an integer differently).
     """
     dst = np.arange(n_out)
-    if scale is None or scale <= 0:
+    if (scale is None or scale <= 0) and single and not exact and n_out not in (n_in, 2 * n_in):
+        src = np.floor(dst.astype(np.float32) * (np.float32(n_in) / np.float32(n_out))).astype(np.int64)
+    elif scale is None or scale <= 0:
         src = ((2 * dst + 1) * n_in) // (2 * n_out) if exact else (dst * n_in) // n_out
     else:
         pos = dst.astype(np.float32) + np.float32(0.5 if exact else 0.0)
@@ -397,12 +402,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
 def _interpolate_nearest(input: Tensor, sizes: tuple[int, ...], scales: tuple[float | None, ...],
                          exact: bool) -> Tensor:
     spatial = tuple(input.shape[2:])
-    index = tuple(None if n == m and not exact else _nearest_index(n, m, s, exact)
+    single = input.dtype.name != "float64" or len(sizes) == 2  # torch's 2-D kernel is float32 for float64 too
+    index = tuple(None if n == m and not exact else _nearest_index(n, m, s, exact, single)
                   for n, m, s in zip(spatial, sizes, scales))
     # torch's 1-D and 3-D nearest forward kernels map even an axis of unchanged size (their
     # backward and the 2-D kernels pass it through)
     fwd = index if len(sizes) == 2 or exact else tuple(
-        _nearest_index(n, m, s, exact) for n, m, s in zip(spatial, sizes, scales))
+        _nearest_index(n, m, s, exact, single) for n, m, s in zip(spatial, sizes, scales))
     return _Nearest.apply(input, fwd, index)
 
 

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mininn._backend import array_module, device_of
-from mininn.autograd.function import ArrayFunction, Node, _edge
 from mininn.autograd.grad_mode import _state
+from mininn.autograd.graph import ArrayFunction, Node, _edge
 from mininn.tensor import Tensor
 from mininn.utils.hooks import RemovableHandle
 

@@ -391,3 +391,7 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# torch defines MultiheadAttention in torch.nn.modules.activation; model files import it from there
+from mininn.nn.modules.attention import MultiheadAttention  # noqa: E402,F401  # isort: skip

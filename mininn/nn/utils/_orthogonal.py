@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mininn.autograd.function import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context
 
 __all__ = ["Cayley", "HouseholderProduct", "MatrixExp", "geqrf", "make_orthogonal"]
 

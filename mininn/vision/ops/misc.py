@@ -13,6 +13,7 @@ from typing import Any
 
 import mininn
 from mininn import Tensor, nn
+from mininn.vision.ops.frozen_batch_norm import FrozenBatchNorm2d  # torchvision defines it here
 
 interpolate = nn.functional.interpolate  # torchvision.ops.misc.interpolate
 
@@ -23,6 +24,7 @@ __all__ = [
     "SqueezeExcitation",
     "MLP",
     "Permute",
+    "FrozenBatchNorm2d",
 ]
 
 

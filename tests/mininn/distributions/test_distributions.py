@@ -206,5 +206,64 @@ def test_expand_repeats_the_distribution_over_a_batch_like_torch():
         ours, theirs = make(mininn), make(torch)
         assert repr(ours).replace("mininn.", "torch.") == repr(theirs)
         assert tuple(ours.sample().shape) == tuple(theirs.sample().shape)
-    with pytest.raises(NotImplementedError, match="No KL"):
-        MD.kl_divergence(MD.Normal(0.0, 1.0), MD.Bernoulli(0.5))
+    same_error(lambda: TD.kl_divergence(TD.Normal(0.0, 1.0), TD.Cauchy(0.0, 1.0)),
+               lambda: MD.kl_divergence(MD.Normal(0.0, 1.0), MD.Cauchy(0.0, 1.0)))
+
+
+def test_a_user_subclass_written_for_torch_works():
+    """A custom distribution as users write one: arg_constraints, support, lazy_property and
+    _get_checked_instance in expand."""
+
+    def define(lib):
+        dist, constraints, utils = lib.distributions, lib.distributions.constraints, lib.distributions.utils
+
+        class Scaled(dist.Distribution):
+            arg_constraints = {"rate": constraints.positive}  # noqa: RUF012
+            support = constraints.positive
+            has_rsample = True
+
+            def __init__(self, rate, validate_args=None):
+                (self.rate,) = utils.broadcast_all(rate)
+                super().__init__(self.rate.shape, validate_args=validate_args)
+
+            @utils.lazy_property
+            def doubled(self):
+                return self.rate * 2
+
+            def expand(self, batch_shape, _instance=None):
+                new = self._get_checked_instance(Scaled, _instance)
+                new.rate = self.rate.expand(batch_shape)
+                super(Scaled, new).__init__(lib.Size(batch_shape), validate_args=False)
+                return new
+
+            def rsample(self, sample_shape=()):
+                return self.doubled.expand(self._extended_shape(sample_shape))
+
+            def log_prob(self, value):
+                if self._validate_args:
+                    self._validate_sample(value)
+                return self.rate.log() - self.rate * value
+
+        return Scaled
+
+    ours, theirs = define(mininn)(mininn.tensor([1.0, 2.0])), define(torch)(torch.tensor([1.0, 2.0]))
+    assert ours.sample((3,)).tolist() == theirs.sample((3,)).tolist()
+    assert tuple(ours.expand((4, 2)).batch_shape) == tuple(theirs.expand((4, 2)).batch_shape)
+    got, want = ours.log_prob(mininn.tensor([0.5, 1.0])), theirs.log_prob(torch.tensor([0.5, 1.0]))
+    assert got.tolist() == want.tolist()
+    same_error(lambda: define(torch)(torch.tensor([-1.0])), lambda: define(mininn)(mininn.tensor([-1.0])))
+    same_error(lambda: define(torch)(torch.tensor([1.0])).log_prob(torch.tensor([-1.0])),
+               lambda: define(mininn)(mininn.tensor([1.0])).log_prob(mininn.tensor([-1.0])))
+    same_error(lambda: TD.Chi2(torch.tensor(1.0)).icdf(torch.tensor(0.5)),
+               lambda: MD.Chi2(mininn.tensor(1.0)).icdf(mininn.tensor(0.5)))
+
+
+def test_expand_keeps_the_validation_setting_like_torch():
+    for lib in (mininn, torch):
+        d = lib.distributions
+        unchecked = (d.Normal(lib.zeros(2), 1.0, validate_args=False),
+                     d.Gamma(lib.ones(2), 1.0, validate_args=False),
+                     d.Categorical(logits=lib.zeros(2, 3), validate_args=False))
+        for dist in unchecked:
+            assert dist.expand((4, 2))._validate_args is False
+        assert d.Normal(lib.zeros(2), 1.0, validate_args=True).expand((3, 2))._validate_args is True

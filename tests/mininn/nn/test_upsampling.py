@@ -234,3 +234,14 @@ def test_interpolate_of_an_empty_batch_and_to_an_empty_area_match_torch():
     assert tuple(F.interpolate(mininn.ones(0, 2, 5, 6), scale_factor=2.0).shape) == (0, 2, 10, 12)
     out = F.interpolate(mininn.ones(1, 2, 5, 6), size=(0, 3), mode="area")
     assert tuple(out.shape) == tuple(TF.interpolate(torch.ones(1, 2, 5, 6), size=(0, 3), mode="area").shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint8"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_nearest_from_a_size_steps_in_float32_where_torchs_kernel_does(dtype, rank):
+    # 52 -> 22: output 11 reads input 25 in float32 (11 * float32(52 / 22) < 26), 26 in exact arithmetic
+    for n_in, n_out in [(52, 22), (26, 22), (14, 46), (39, 33), (40, 17), (485, 255)]:
+        x = np.arange(n_in).astype(dtype).reshape((1, 1) + (1,) * (rank - 1) + (n_in,))
+        size = (3,) * (rank - 1) + (n_out,)
+        ours = F.interpolate(mininn.tensor(x), size=size, mode="nearest")
+        np.testing.assert_array_equal(ours.numpy(), TF.interpolate(torch.tensor(x), size=size).numpy())
