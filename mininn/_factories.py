@@ -13,7 +13,8 @@ import numpy as np
 from mininn import _dtype
 from mininn._backend import array_module, as_device, to_device
 from mininn._functions._util import torch_type_name
-from mininn._functions.inplace import check_leaf, write
+from mininn._functions.inplace import Fill, _tracked, check_leaf, write
+from mininn._functions.inplace_view import rebase
 from mininn._functions.shape import shape_args
 from mininn._layout import check_dense
 from mininn._tensor_core import Size, TensorCore
@@ -425,11 +426,17 @@ def _new(self, size: Any, fill: Any, dtype: Any, device: Any, requires_grad: boo
 
 
 def _fill(t: Tensor, sample: Any, generator: Generator | None) -> Tensor:
-    check_leaf(t)
+    tracked = _tracked(t)
+    if tracked:
+        check_leaf(t)
     gen = generator or default_generator
     with gen._lock:
         arr = sample(gen.rng, t._data.shape)
-    return write(t, to_device(np.asarray(arr).astype(t._data.dtype), t.device))
+    values = to_device(np.asarray(arr).astype(t._data.dtype), t.device)
+    if tracked:  # recorded as a fill: no gradient reaches what was overwritten (and a view's base)
+        rebase(t, Fill.apply(t, values))
+        return t
+    return write(t, values)
 
 
 def _check_floating(t: Tensor, kernel: str) -> None:

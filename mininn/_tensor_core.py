@@ -81,6 +81,8 @@ class TensorCore:
         "_hooks",
         "_accumulator",
         "_retains_grad",
+        "_view",
+        "_views",
         "__weakref__",
     )
     __array_priority__ = 1000  # ndarray op Tensor -> Tensor's reflected method
@@ -99,6 +101,10 @@ class TensorCore:
         self._hooks: list[Callable[..., Any]] | None = None
         self._accumulator: Any = None
         self._retains_grad = False
+        # views (mininn/autograd/views.py): (base, made_with_grad, multi_output_name, i) on a view of
+        # another tensor's array, and on a base the weak references to its registered views
+        self._view: tuple[Any, ...] | None = None
+        self._views: list[Any] | None = None
         if requires_grad:
             self.requires_grad = True
 

@@ -129,6 +129,15 @@ class Tensor(TensorCore):
     def retains_grad(self) -> bool:
         return self._retains_grad
 
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor whose array this view shares (the root of a chain of views), or None."""
+        return None if self._view is None else self._view[0]
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another's array (``_base``)."""
+        return self._view is not None
+
     def detach(self) -> Tensor:
         """A tensor sharing the data, cut from the graph."""
         return Tensor(self._data)

@@ -14,10 +14,11 @@ import numpy as np
 
 from mininn._functions._util import broadcast_error, unbroadcast, wrap_dim
 from mininn._functions.conversion import cast
+from mininn._functions.inplace_view import VIEW_LEAF_MESSAGE, check_view, rebase
 from mininn._functions.shape import expand
 from mininn._tensor_core import TensorCore
 from mininn.autograd.grad_mode import _state
-from mininn.autograd.graph import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, view_op, wrap
 
 
 def index_key(key: Any) -> Any:
@@ -124,6 +125,7 @@ def _gather(a: Any, axis: int, index: Any) -> Any:
 
 Index = _gathering("Index", _get, lambda key: key)
 Gather = _gathering("Gather", _gather, lambda axis, index: _coords(index, axis))
+view_op(Index)  # a basic key gives a view of ``a`` (an advanced one a copy)
 IndexSelect = _gathering(
     "IndexSelect", lambda a, axis, index: np.take(a, index, axis=axis),
     lambda axis, index: (slice(None),) * axis + (index,),
@@ -173,7 +175,11 @@ def setitem(input: Any, key: Any, value: Any) -> None:
     """``input[key] = value``; recorded by autograd unless ``input`` is a leaf that needs grad."""
     key = index_key(key)
     v = value if isinstance(value, TensorCore) else None
-    tracked = _state.enabled and (input.requires_grad or (v is not None and v.requires_grad))
+    tracked = _state.enabled and (
+        input.requires_grad
+        or (v is not None and v.requires_grad)
+        or (input._view is not None and input._view[0].requires_grad)
+    )
     if not tracked:
         raw = v._data if v is not None else value
         try:
@@ -182,13 +188,12 @@ def setitem(input: Any, key: Any, value: Any) -> None:
             raise _torch_index_error(err) from None
         return
     if input.grad_fn is None and input._requires_grad:
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place operation."
-        )
+        raise RuntimeError(VIEW_LEAF_MESSAGE)
+    if input._view is not None:
+        check_view(input)
     if v is not None and v._data.dtype != input._data.dtype:
         v = cast(v, input._data.dtype)
-    out = IndexPut.apply(input, key, v if v is not None else value)
-    input._become(out)
+    rebase(input, IndexPut.apply(input, key, v if v is not None else value))
 
 
 def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:

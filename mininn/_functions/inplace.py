@@ -5,7 +5,9 @@ tensor's array, so views (``param.data``, ``t[0]``) see the change, and the
 result is cast to the tensor's dtype (a float result into an int tensor is
 torch's error). When autograd records them, the op is computed out of place and
 the tensor takes over the result and its ``grad_fn``, as torch's rebasing does;
-a leaf that requires grad is torch's error.
+a leaf that requires grad is torch's error. On a view (or a base whose views are
+alive) the result is written through the shared memory and the history rebased
+(``inplace_view``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from mininn._functions._util import (
     unbroadcast,
 )
 from mininn._functions.conversion import ToDevice, cast
+from mininn._functions.inplace_view import check_view, on_own_copy, rebase, shares_memory
 from mininn._tensor_core import TensorCore
 from mininn.autograd.grad_mode import _state, no_grad
 from mininn.autograd.graph import ArrayFunction, Context
@@ -37,13 +40,19 @@ def _tracked(self: Any, *others: Any) -> bool:
         return False
     if self._requires_grad or self.grad_fn is not None:
         return True
+    if self._view is not None and self._view[0].requires_grad:  # a view made under no_grad
+        return True
     return any(isinstance(o, TensorCore) and o.requires_grad for o in others)
 
 
 def check_leaf(self: Any) -> None:
-    """torch's error for an in-place op on a leaf that requires grad, outside ``no_grad``."""
-    if _state.enabled and self.grad_fn is None and self._requires_grad:
-        raise RuntimeError(LEAF_MESSAGE)
+    """torch's errors for an in-place op that autograd records: on a leaf that requires grad,
+    and on the views torch refuses (``inplace_view.check_view``)."""
+    if _state.enabled:
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError(LEAF_MESSAGE)
+        if self._view is not None:
+            check_view(self)
 
 
 def _check_cast(result_dtype: Any, self: Any) -> None:
@@ -80,11 +89,17 @@ def _apply(self: Any, op: Callable[..., Any], *args: Any) -> Any:
     """Run the out-of-place ``op(self, *args)`` and make ``self`` hold its result."""
     if _tracked(self, *args):
         check_leaf(self)
-        out = op(self, *args)
+        # shares no memory with a live view: computed aside and taken over, nothing written through
+        plain = (self._view is None and self._views is None) or not shares_memory(self)
+        out = op(self, *args) if plain else on_own_copy(self, lambda: op(self, *args))
         _check_cast(out._data.dtype, self)
         if out._data.shape != self._data.shape:
             raise _shape_error(self, out._data.shape)
-        self._become(cast(out, self._data.dtype))
+        out = cast(out, self._data.dtype)
+        if plain:
+            self._become(out)
+        else:
+            rebase(self, out)
         return self
 
     with no_grad():
@@ -211,16 +226,16 @@ def zero_(input: Any) -> Any:  # noqa: A002 - torch's name
 
 def fill_(input: Any, value: Any) -> Any:  # noqa: A002 - torch's name
     """Fill with ``value`` (a number or a 0-d tensor)."""
-    check_leaf(input)
     if isinstance(value, TensorCore) and value._data.ndim != 0:
         raise RuntimeError(
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
     if _tracked(input, value):
+        check_leaf(input)
         if isinstance(value, TensorCore):
             value = cast(value, input._data.dtype)
-        input._become(Fill.apply(input, value))
+        rebase(input, Fill.apply(input, value))
         return input
     return write(input, value._data if isinstance(value, TensorCore) else value)
 
@@ -236,7 +251,7 @@ def copy_(self: Any, other: Any, non_blocking: bool = False) -> Any:
 
         if other.device != self.device:
             other = ToDevice.apply(other, self.device)
-        self._become(Copy.apply(self, other))
+        rebase(self, Copy.apply(self, other))
         return self
     return write(self, to_device(other._data, self.device))
 

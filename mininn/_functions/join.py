@@ -12,7 +12,7 @@ import numpy as np
 from mininn._functions._util import promote_arrays, wrap_dim
 from mininn._functions.conversion import cast
 from mininn._tensor_core import TensorCore
-from mininn.autograd.graph import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context, view_op
 
 
 class Cat(ArrayFunction):
@@ -39,6 +39,7 @@ class Stack(ArrayFunction):
         return [np.take(g, i, axis=axis) for i in range(n)], None
 
 
+@view_op
 class Split(ArrayFunction):
     """Views of consecutive pieces along ``axis`` (one output per piece)."""
 
@@ -54,6 +55,7 @@ class Split(ArrayFunction):
         return np.concatenate(grads, axis=ctx.axis), None, None
 
 
+@view_op
 class Unbind(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, axis: int) -> Any:

@@ -19,7 +19,7 @@ from mininn._functions.elementwise import pow as pow_
 from mininn._functions.reduction import sum as sum_
 from mininn._functions.shape import reshape, unsqueeze
 from mininn._layout import check_dense
-from mininn.autograd.graph import ArrayFunction, Context
+from mininn.autograd.graph import ArrayFunction, Context, view_op
 from mininn.autograd.graph import wrap as as_tensor  # fill_diagonal_ has torch's parameter `wrap`
 
 
@@ -42,13 +42,18 @@ def _diag_positions(rows: int, cols: int, offset: int) -> tuple[Any, Any]:
     return (i, i + offset) if offset >= 0 else (i - offset, i)
 
 
+@view_op
 class Diagonal(ArrayFunction):
     """The diagonal ``offset`` of the matrices in dims ``d1``, ``d2``, as a new last dim."""
 
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, d1: int, d2: int) -> Any:
         ctx.meta = (a.shape, offset, d1, d2)
-        return np.diagonal(a, offset, d1, d2)
+        out = np.diagonal(a, offset, d1, d2)
+        # NumPy's diagonal is read-only; torch's is a view that in-place ops write through
+        if type(out) is np.ndarray and a.flags.writeable:
+            out.flags.writeable = True
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:

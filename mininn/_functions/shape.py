@@ -14,9 +14,10 @@ from mininn import _dtype
 from mininn._backend import array_module, device_of
 from mininn._functions._util import TORCH_TYPE_NAMES, legacy_type_name, torch_type_name, unbroadcast, wrap_dim
 from mininn._layout import contiguous_format
-from mininn.autograd.graph import ArrayFunction, Context, wrap
+from mininn.autograd.graph import ArrayFunction, Context, view_op, wrap
 
 
+@view_op
 class Reshape(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
@@ -28,6 +29,7 @@ class Reshape(ArrayFunction):
         return g.reshape(ctx.in_shape), None
 
 
+@view_op
 class Permute(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> Any:
@@ -39,11 +41,17 @@ class Permute(ArrayFunction):
         return g.transpose(np.argsort(ctx.dims)), None
 
 
+@view_op
 class Expand(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
-        return np.broadcast_to(a, shape)
+        out = np.broadcast_to(a, shape)
+        if out.size == a.size and out.ndim >= a.ndim:
+            # nothing repeated (only leading dims of 1 added): a view in-place ops may write
+            # through, as torch's
+            return a[(None,) * (out.ndim - a.ndim)]
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:

@@ -44,6 +44,7 @@ import numpy as np
 from mininn._backend import device_of
 from mininn._dtype import _FROM_NP
 from mininn._tensor_core import Size, TensorCore
+from mininn.autograd import views as _views
 from mininn.autograd.grad_mode import _state
 from mininn.utils.hooks import RemovableHandle
 
@@ -61,6 +62,7 @@ __all__ = [
     "run_backward",
     "wrap",
     "set_tensor_class",
+    "view_op",
 ]
 
 # the public Tensor class (mininn.tensor.Tensor), which every op result is made in; None until
@@ -149,7 +151,9 @@ class Node:
         self.post_hooks: list[Callable[..., Any]] | None = None
 
     def name(self) -> str:
-        return f"{type(self.fn).__name__ if self.fn is None else self.fn.__name__}Backward0"
+        if self.fn is None:
+            return f"{type(self.fn).__name__}Backward0"
+        return getattr(self.fn, "node_name", None) or f"{self.fn.__name__}Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -271,6 +275,9 @@ class ArrayFunction:
     point (indices, masks) never require grad.
     """
 
+    # a view op (``view_op``): its outputs may share its first argument's array
+    is_view = False
+
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -293,6 +300,8 @@ class ArrayFunction:
                     _raise_mixed_devices(args)
                 if a._requires_grad or a.grad_fn is not None:
                     needs_grad = True
+                elif a._view is not None and _views.adopt(a):  # its base got a history since
+                    needs_grad = True
                 raw_args.append(d)
             elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
                 for t in a:
@@ -301,6 +310,8 @@ class ArrayFunction:
                     elif type(t._data) is not kind:
                         _raise_mixed_devices(a)
                     if t._requires_grad or t.grad_fn is not None:
+                        needs_grad = True
+                    elif t._view is not None and _views.adopt(t):
                         needs_grad = True
                 raw_args.append([t._data for t in a])
             else:
@@ -312,11 +323,21 @@ class ArrayFunction:
         else:
             out = cls.forward(ctx, *raw_args)
         if needs_grad and _state.enabled:
-            return _record(cls, ctx, args, out)
-        tensor_cls = _tensor_class
-        if type(out) is tuple:
-            return tuple(tensor_cls(o) for o in out)
-        return tensor_cls(out)
+            result = _record(cls, ctx, args, out)
+        elif type(out) is tuple:
+            result = tuple([_tensor_class(o) for o in out])
+        else:
+            result = _tensor_class(out)
+        if cls.is_view:
+            _views.link_views(cls, args[0], result)
+        return result
+
+
+def view_op(cls: type[ArrayFunction]) -> type[ArrayFunction]:
+    """Make ``cls`` a view op: outputs that share its first argument's array are marked views of
+    that tensor's base (``mininn.autograd.views``), which in-place ops on them write through."""
+    cls.is_view = True
+    return cls
 
 
 def _record(cls: type[ArrayFunction], ctx: Context, args: tuple[Any, ...], out: Any) -> Any:

@@ -10,6 +10,8 @@ import numpy as np
 
 from mininn._backend import array_module, device_of
 from mininn._functions._util import wrap_dim  # re-exported: one definition for tensors and kernels
+from mininn._functions.inplace import _tracked, check_leaf
+from mininn._functions.inplace_view import on_own_copy, rebase
 from mininn.autograd.grad_mode import _state
 from mininn.autograd.graph import ArrayFunction, Context
 from mininn.tensor import Tensor
@@ -110,16 +112,16 @@ def run_inplace(input: Tensor, compute: Any) -> Tensor:  # noqa: A002 - torch's 
 
     Without autograd recording the result is written into ``input``'s array
     (views see it); while recording, ``input`` takes over the result and its
-    graph position, as torch's in-place ops do, and a leaf that requires grad
-    is torch's error.
+    graph position, as torch's in-place ops do (written through to the base and
+    its other views when ``input`` is a view), and a leaf that requires grad,
+    or a view of one, is torch's error.
     """
-    if not needs_grad(input):
+    if not _tracked(input):
         out = compute()
         input._data[...] = out._data
         return input
-    if input.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    input._become(compute())
+    check_leaf(input)
+    rebase(input, on_own_copy(input, compute))
     return input
 
 
