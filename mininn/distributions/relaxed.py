@@ -59,19 +59,8 @@ class LogitRelaxedBernoulli(_ProbsOrLogits):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """Values in (0, 1) that approach Bernoulli(``probs``) draws as ``temperature`` goes to 0."""
-
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.unit_interval, "logits": constraints.real,
-    }
-    support = constraints.unit_interval  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
-
-    def __init__(self, temperature: Tensor, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution's parameters, read from its base (what the two relaxed classes share)."""
 
     @property
     def temperature(self) -> Tensor:
@@ -84,6 +73,21 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
+    """Values in (0, 1) that approach Bernoulli(``probs``) draws as ``temperature`` goes to 0."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "probs": constraints.unit_interval, "logits": constraints.real,
+    }
+    support = constraints.unit_interval  # type: ignore[assignment]
+    has_rsample = True  # type: ignore[assignment]
+
+    def __init__(self, temperature: Tensor, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -136,7 +140,7 @@ class ExpRelaxedCategorical(Distribution):
         return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """Points of the simplex that approach one-hot draws of ``Categorical(probs)`` as ``temperature``
     goes to 0 (Gumbel-softmax)."""
 
@@ -150,15 +154,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
                  validate_args: bool | None = None) -> None:
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs

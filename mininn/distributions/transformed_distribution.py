@@ -170,76 +170,23 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
-    """``|X|`` for ``X ~ Normal(0, scale)``."""
+class _Folded(TransformedDistribution):
+    """``|X|`` for a ``base`` symmetric about 0 with a ``scale``: what HalfNormal and HalfCauchy share."""
 
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"scale": constraints.positive}
     support = constraints.nonnegative  # type: ignore[assignment]
     has_rsample = True  # type: ignore[assignment]
 
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+    def __init__(self, base: Distribution, validate_args: bool | None = None) -> None:
+        super().__init__(base, AbsTransform(), validate_args=validate_args)
 
     @property
     def scale(self) -> Tensor:
         return self.base_dist.scale
 
     @property
-    def mean(self) -> Tensor:
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self) -> Tensor:
         return mininn.zeros_like(self.scale)
-
-    @property
-    def variance(self) -> Tensor:
-        return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return mininn.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Tensor) -> Tensor:
-        """The value below which a draw falls with probability ``prob``."""
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)
-
-
-class HalfCauchy(TransformedDistribution):
-    """``|X|`` for ``X ~ Cauchy(0, scale)``."""
-
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"scale": constraints.positive}
-    support = constraints.nonnegative  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
-
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
-
-    @property
-    def mean(self) -> Tensor:
-        return mininn.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
-
-    @property
-    def mode(self) -> Tensor:
-        return mininn.zeros_like(self.scale)
-
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
 
     def log_prob(self, value: Any) -> Tensor:
         if self._validate_args:
@@ -259,6 +206,36 @@ class HalfCauchy(TransformedDistribution):
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """``|X|`` for ``X ~ Normal(0, scale)``."""
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(0, scale, validate_args=False), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_Folded):
+    """``|X|`` for ``X ~ Cauchy(0, scale)``."""
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Cauchy(0, scale, validate_args=False), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return mininn.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
 
 
 class LogisticNormal(TransformedDistribution):

@@ -267,8 +267,13 @@ class ShiftedWindowAttention(nn.Module):
             dropout=self.dropout,
             qkv_bias=self.qkv.bias,
             proj_bias=self.proj.bias,
+            logit_scale=self._scores_scale(),
             training=self.training,
         )
+
+    def _scores_scale(self) -> Tensor | None:
+        """None: scaled dot-product scores (V2 returns its learned ``logit_scale`` for cosine scores)."""
+        return None
 
 
 class ShiftedWindowAttentionV2(ShiftedWindowAttention):
@@ -321,22 +326,8 @@ class ShiftedWindowAttentionV2(ShiftedWindowAttention):
         bias = _get_relative_position_bias(table, self.relative_position_index, self.window_size)
         return 16 * mininn.sigmoid(bias)
 
-    def forward(self, x: Tensor) -> Tensor:
-        return shifted_window_attention(
-            x,
-            self.qkv.weight,
-            self.proj.weight,
-            self.get_relative_position_bias(),
-            self.window_size,
-            self.num_heads,
-            shift_size=self.shift_size,
-            attention_dropout=self.attention_dropout,
-            dropout=self.dropout,
-            qkv_bias=self.qkv.bias,
-            proj_bias=self.proj.bias,
-            logit_scale=self.logit_scale,
-            training=self.training,
-        )
+    def _scores_scale(self) -> Tensor:
+        return self.logit_scale
 
 
 class SwinTransformerBlock(nn.Module):
