@@ -13,6 +13,7 @@ from typing import Any
 
 import mininn
 from mininn import Tensor, nn
+from mininn.nn.modules.utils import _ntuple
 from mininn.vision.ops.frozen_batch_norm import FrozenBatchNorm2d  # torchvision defines it here
 
 interpolate = nn.functional.interpolate  # torchvision.ops.misc.interpolate
@@ -28,19 +29,12 @@ __all__ = [
 ]
 
 
-def _ntuple(value: Any, n: int) -> tuple[Any, ...]:
-    """``value`` repeated ``n`` times, or ``tuple(value)`` when it is already a sequence."""
-    if isinstance(value, Sequence):
-        return tuple(value)
-    return (value,) * n
-
-
 def _same_padding(kernel_size: Any, dilation: Any) -> int | tuple[int, ...]:
     """torchvision's default padding: ``(kernel_size - 1) // 2 * dilation`` per dimension."""
     if isinstance(kernel_size, int) and isinstance(dilation, int):
         return (kernel_size - 1) // 2 * dilation
     dims = len(kernel_size) if isinstance(kernel_size, Sequence) else len(dilation)
-    kernel, dil = _ntuple(kernel_size, dims), _ntuple(dilation, dims)
+    kernel, dil = _ntuple(dims)(kernel_size), _ntuple(dims)(dilation)
     return tuple((kernel[i] - 1) // 2 * dil[i] for i in range(dims))
 
 
