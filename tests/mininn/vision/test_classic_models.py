@@ -303,6 +303,10 @@ def test_intermediate_layer_getter_returns_torchvisions_features(cheap_init: Non
         got = ours(mininn.tensor(x))
     assert list(got) == list(expected) == ["mid", "0"]
     for key in got:
-        np.testing.assert_allclose(got[key].numpy(), expected[key].numpy(), rtol=1e-4, atol=1e-5)
+        # float32 sums over 18 layers round differently from torch's: absolute error scales with the
+        # feature map's magnitude (as in the whole-model comparison above)
+        scale = float(np.abs(expected[key].numpy()).max())
+        np.testing.assert_allclose(got[key].numpy(), expected[key].numpy(), rtol=1e-4,
+                                   atol=1e-5 * max(scale, 1.0))
     with pytest.raises(ValueError, match="return_layers are not present in model"):
         IntermediateLayerGetter(model, {"layer2.0": "x"})
