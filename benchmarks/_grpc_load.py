@@ -38,6 +38,8 @@ class GrpcResult:
     p50_ms: float
     p99_ms: float
     failures: dict[str, int]
+    late: int = 0  # calls sent in the window that finished after it (not counted above)
+    slowest_ms: float = 0.0  # of every call sent in the window, the late ones too
 
     @property
     def errors(self) -> int:
@@ -57,18 +59,22 @@ def _ready() -> int:
     return os.getpid()
 
 
-def _clients(target: str, body: bytes, clients: int, begin: float, end: float) -> tuple[list[float], Counter]:
-    """Run ``clients`` threads from wall-clock time ``begin`` to ``end``; latencies of the calls
-    that finished inside that window (seconds) and the failed calls' status names."""
+def _clients(target: str, body: bytes, clients: int, begin: float,
+             end: float) -> tuple[list[float], Counter, list[float]]:
+    """Run ``clients`` threads until wall-clock time ``end``: the latencies (seconds) of the calls
+    sent from ``begin`` that finished by ``end``, the failed ones' status names, and the latencies
+    of the calls sent in the window that finished after it."""
     import grpc
 
     latencies: list[float] = []
     failures: Counter = Counter()
+    late: list[float] = []
     lock = threading.Lock()
 
     def one_client() -> None:
         mine: list[float] = []
         failed: Counter = Counter()
+        overdue: list[float] = []
         with grpc.insecure_channel(target, options=_OPTIONS) as channel:
             call = channel.unary_unary(GRPC_INFER)
             while (sent := time.time()) < end:
@@ -78,7 +84,9 @@ def _clients(target: str, body: bytes, clients: int, begin: float, end: float) -
                 except grpc.RpcError as exc:
                     ok, code = False, exc.code().name
                 done = time.time()
-                if begin <= sent and done <= end:
+                if begin <= sent and done > end:
+                    overdue.append(done - sent)
+                elif begin <= sent:
                     if ok:
                         mine.append(done - sent)
                     else:
@@ -86,13 +94,14 @@ def _clients(target: str, body: bytes, clients: int, begin: float, end: float) -
         with lock:
             latencies.extend(mine)
             failures.update(failed)
+            late.extend(overdue)
 
     threads = [threading.Thread(target=one_client) for _ in range(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, failures
+    return latencies, failures, late
 
 
 class GrpcLoad:
@@ -124,9 +133,15 @@ class GrpcLoad:
         futures = [self._pool.submit(_clients, target, body, n, begin, end) for n in shares if n]
         latencies: list[float] = []
         failures: Counter = Counter()
+        late: list[float] = []
         for future in futures:
-            mine, failed = future.result(timeout=warmup + seconds + 180)
+            mine, failed, overdue = future.result(timeout=warmup + seconds + 180)
             latencies += mine
             failures.update(failed)
+            late += overdue
+        if not latencies:
+            failures["NO_CALL_ANSWERED_IN_THE_WINDOW"] += 1  # a stalled server is not a slow one
         p50, p99 = (float(np.percentile(latencies, q) * 1e3) if latencies else float("nan") for q in (50, 99))
-        return GrpcResult(len(latencies), seconds, len(latencies) / seconds, p50, p99, dict(failures))
+        slowest = max(latencies + late, default=float("nan")) * 1e3
+        return GrpcResult(len(latencies), seconds, len(latencies) / seconds, p50, p99, dict(failures),
+                          len(late), slowest)

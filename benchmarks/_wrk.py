@@ -53,8 +53,9 @@ class WrkResult:
 
     @property
     def errors(self) -> int:
-        """Non-2xx answers plus socket errors of every kind: a point with any is not a valid point."""
-        return self.non_2xx + sum(self.socket_errors.values())
+        """Non-2xx answers plus socket errors of every kind (and 1 for a run that got no answer at all):
+        a point with any is not a valid point."""
+        return self.non_2xx + sum(self.socket_errors.values()) + (self.requests == 0)
 
 
 def _seconds(text: str) -> float:

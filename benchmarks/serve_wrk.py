@@ -147,7 +147,8 @@ def run_once(target: Target, clients: int, opts: argparse.Namespace, grpc_load: 
         assert grpc_load is not None
         result = grpc_load.run(target.url.removeprefix("grpc://"), target.body.content, clients,
                                opts.warmup, opts.seconds)
-        errors = {"failed_calls": result.failures}
+        errors = {"failed_calls": result.failures, "late_calls": result.late,
+                  "slowest_ms": round(result.slowest_ms, 1)}
     else:
         run_wrk(target.url, target.body, clients, opts.warmup, cores)
         result = run_wrk(target.url, target.body, clients, opts.seconds, cores)

@@ -67,3 +67,9 @@ def test_command_uses_at_most_one_thread_a_connection_and_whole_seconds() -> Non
     command = wrk.wrk_command("http://h/x", Path("s.lua"), connections=1, seconds=2.4, threads=4)
     assert command[1:4] == ["-t1", "-c1", "-d2s"]
     assert "--latency" in command and command[-1] == "http://h/x"
+
+
+def test_a_run_without_any_answer_counts_as_an_error() -> None:
+    silent = REPORT.replace("5230 requests in 5.01s", "0 requests in 5.01s")
+    clean = "\n".join(line for line in silent.splitlines() if "errors" not in line and "Non-2xx" not in line)
+    assert wrk.parse_wrk(clean).errors == 1
