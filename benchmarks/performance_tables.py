@@ -37,27 +37,32 @@ def _best_peer(report: dict[str, Any], protocol: str, clients: int) -> dict[str,
     return max(peers, key=lambda p: p["requests_per_s"], default=None)
 
 
-def _rps(point: dict[str, Any] | None) -> str:
+def _rps(point: dict[str, Any] | None, server: bool = False) -> str:
     if point is None:
         return "-"
     failed = " (errors)" if point.get("failed") else ""
-    return f"{point['requests_per_s']:.0f} (p99 {point['p99_ms']:.0f} ms){failed}"
+    name = f", {point['server'].removeprefix('mlserver ')}" if server else ""
+    return f"{point['requests_per_s']:.0f} (p99 {point['p99_ms']:.0f} ms{name}){failed}"
+
+
+def _ratio(ours: dict[str, Any] | None, theirs: dict[str, Any] | None) -> str:
+    return f"{ours['requests_per_s'] / theirs['requests_per_s']:.2f}x" if ours and theirs else "-"
 
 
 def served_table(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """mininn-serve before and after, MLServer's best in the after run, and the ratios."""
-    lines = ["| protocol | clients | mininn-serve before | mininn-serve after | after / before "
-             "| MLServer best (after run) | after / MLServer |", "|---|---|---|---|---|---|---|"]
+    """Requests/s (p99) of mininn-serve and of MLServer's best configuration, and their ratio,
+    in the before run and in the after run (ratios only within a run: runs differ in load)."""
+    lines = ["| protocol | clients | before: mininn-serve | before: MLServer best | before: ratio "
+             "| after: mininn-serve | after: MLServer best | after: ratio |", "|---" * 8 + "|"]
     for protocol in ("json", "binary", "grpc"):
         for clients in (1, 8, 32):
-            old, new = (_point(r, "mininn-serve", protocol, clients) for r in (before, after))
-            if old is None and new is None:
-                continue
-            peer = _best_peer(after, "json" if protocol == "binary" else protocol, clients)
-            gain = f"{new['requests_per_s'] / old['requests_per_s']:.2f}x" if old and new else "-"
-            over = f"{new['requests_per_s'] / peer['requests_per_s']:.2f}x" if new and peer else "-"
-            name = f"{_rps(peer)}, {peer['server']}" if peer else "-"
-            lines.append(f"| {protocol} | {clients} | {_rps(old)} | {_rps(new)} | {gain} | {name} | {over} |")
+            cells = []
+            for report in (before, after):
+                ours = _point(report, "mininn-serve", protocol, clients)
+                peer = _best_peer(report, "json" if protocol == "binary" else protocol, clients)
+                cells += [_rps(ours), _rps(peer, server=True), _ratio(ours, peer)]
+            if cells[0] != "-" or cells[3] != "-":
+                lines.append(f"| {protocol} | {clients} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

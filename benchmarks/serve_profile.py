@@ -136,7 +136,8 @@ def summarize(text: str, rate_hz: float | None = None, seconds: float | None = N
     others = [s for s in stacks if not _is_event_loop(s[0])]
     loop_samples = sum(count for _, count in loop)
     known = rate_hz is not None and seconds is not None
-    per_request = 1 / (rate_hz * requests_per_s) if rate_hz and requests_per_s else None
+    # one sample stands for 1 / rate_hz seconds, shared by requests_per_s x seconds requests
+    per_request = 1 / (rate_hz * requests_per_s * seconds) if known and requests_per_s else None
     summary: dict[str, Any] = {
         "rate_hz": rate_hz, "seconds": seconds, "requests_per_s": requests_per_s,
         "samples": {"event_loop_thread": loop_samples,

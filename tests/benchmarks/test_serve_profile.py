@@ -55,14 +55,15 @@ def test_an_unmatched_leaf_counts_for_its_nearest_matching_caller() -> None:
 
 
 def test_summary_splits_threads_and_gives_shares_busy_time_and_us_per_request() -> None:
-    summary = profile.summarize(RAW, rate_hz=100, seconds=1, requests_per_s=50)
+    summary = profile.summarize(RAW, rate_hz=100, seconds=2, requests_per_s=50)
     assert summary["samples"] == {"event_loop_thread": 100, "other_threads": 20}
-    assert summary["event_loop_busy"] == 1.0
+    assert summary["event_loop_busy"] == 0.5
     steps = {row["step"]: row for row in summary["event_loop_steps"]}
     assert steps["event loop"]["share"] == 0.4
     assert steps["parse and decode"]["samples"] == 40
-    assert steps["metrics and statistics"]["us_per_request"] == 20 / (100 * 50) * 1e6
-    assert summary["event_loop_us_per_request"] == 100 / (100 * 50) * 1e6
+    # 100 requests in the 2 s; 20 samples of 10 ms each: 2 ms per request
+    assert steps["metrics and statistics"]["us_per_request"] == 2000.0
+    assert summary["event_loop_us_per_request"] == 10000.0
     others = {row["step"]: row["samples"] for row in summary["other_thread_steps"]}
     assert others == {"forward (inference thread)": 15, "waiting for work (inference thread)": 5}
     assert summary["event_loop_top_self"][0] == {"frame": "Runner.run (asyncio/runners.py:118)",
