@@ -46,7 +46,7 @@ VENV_PY_SPY = Path("/work/main/.venv-test/bin/py-spy")
 # (step, pattern over one frame "function (file:line)"), tried in this order on each frame, leaf first.
 STEPS: list[tuple[str, str]] = [
     ("forward (inference thread)", r"\((mininn|models)/"),
-    ("logging", r"\((logging/|app/log\.py|uvicorn/logging\.py)|access_log|log_access"),
+    ("logging", r"\((logging/|uvicorn/logging\.py)|access_log|log_access"),
     ("metrics and statistics",
      r"\((prometheus_client/|app/runtime/statistics\.py|app/runtime/metrics\.py|opentelemetry/"
      r"|trace/__init__\.py|fastapi/telemetry/)|_observe \(|_telemetry"),
@@ -62,7 +62,8 @@ STEPS: list[tuple[str, str]] = [
     ("queue and batching",
      r"\(app/runtime/(batching|dataplane|runner|manager|versions|service)\.py"
      r"|\(asyncio/(futures|tasks|locks|queues)\.py|\(concurrent/futures/|run_in_executor"),
-    ("middleware and auth", r"[Mm]iddleware|\(app/http/(auth|middleware|body_timeout)\.py|_ServerApp"),
+    ("middleware and auth", r"[Mm]iddleware|\(app/http/(auth|middleware|body_timeout)\.py|_ServerApp"
+                            r"|request_id"),
     ("route handler", r"\((app/routes/|starlette/routing|fastapi/routing|app/grpc/servicer\.py"
                       r"|app/grpc/server\.py)"),
     ("HTTP protocol (uvicorn)", r"\((uvicorn/protocols/|app/http/server\.py|h11/)|httptools"),
