@@ -171,7 +171,9 @@ def sweep(targets: list[Target], opts: argparse.Namespace, grpc_load: GrpcLoad |
             for i in order:
                 run = run_once(here[i], clients, opts, grpc_load, cores)
                 runs[i].append(run)
-                flag = f"  ERRORS {run['error_detail']}" if run["errors"] else ""
+                slowest = run["error_detail"].get("slowest_ms")
+                flag = f"  ERRORS {run['error_detail']}" if run["errors"] else (
+                    f"  slowest {slowest} ms" if slowest is not None else "")
                 print(f"  c={clients:<3d} round {round_ + 1} {name(here[i]):<42}{here[i].protocol:<7}"
                       f"{run['requests_per_s']:9.1f} req/s  p50 {run['p50_ms']:7.2f} ms  "
                       f"p99 {run['p99_ms']:7.2f} ms{flag}", flush=True)
@@ -326,7 +328,9 @@ def main(argv: list[str] | None = None) -> int:
             pid, targets = default_mininn(stack, work)
             report["mininn"] = {"set": ["MININN_HOST", "MININN_PORT", "MININN_GRPC_PORT",
                                         "MININN_MODEL_REPOSITORY", "MININN_SEED_REPOSITORY=false"],
-                                "blas": serve_load.BLAS_ENV, "everything else": "defaults"}
+                                "blas": serve_load.BLAS_ENV,
+                                "everything else": "defaults (log level, max batch size and queue are "
+                                                   "passed at their default values)"}
             if not opts.no_mlserver:
                 targets += mlserver_targets(stack, work, weights)
                 report["mlserver"] = {"version": serve_load.mlserver_version(), "max_batch_size": 64,
