@@ -32,8 +32,9 @@ What it does, all on this machine, clients and servers on 127.0.0.1:
 - Cores: with more than one core, the load generators (wrk, the gRPC client
   processes, py-spy) run on the last core and everything else, this script and the
   servers it starts (which inherit its affinity), on the others
-  (``os.sched_setaffinity``); ``--no-pin`` leaves every process free. On a 2-core
-  machine each server thus gets one core, the clients the other.
+  (``os.sched_setaffinity``; ``--server-cores N``: the first N of them only);
+  ``--no-pin`` leaves every process free. On a 2-core machine each server thus gets
+  one core, the clients the other.
 - At each concurrency every target runs once per round, one after the other
   (mininn-serve, MLServer, mininn-serve, ... in a fixed order, reversed every other
   round), for ``--rounds`` rounds; a point is the median over rounds of requests/s,
@@ -98,12 +99,14 @@ P99_TARGET_MS = (32, 50.0)  # mininn-serve JSON at 32 connections: p99 at most 5
 
 
 # ---- cores --------------------------------------------------------------------------------------
-def split_cores(pin: bool) -> tuple[set[int] | None, set[int] | None]:
-    """(server cores, client cores): the last core for the clients where there are two or more."""
+def split_cores(pin: bool, server_cores: int = 0) -> tuple[set[int] | None, set[int] | None]:
+    """(server cores, client cores): the last core for the clients where there are two or more,
+    the first ``server_cores`` of the rest (all of them when 0) for the servers."""
     cores = sorted(os.sched_getaffinity(0))
     if not pin or len(cores) < 2:
         return None, None
-    return set(cores[:-1]), {cores[-1]}
+    servers = cores[:-1][:server_cores] if server_cores > 0 else cores[:-1]
+    return set(servers), {cores[-1]}
 
 
 # ---- servers and targets ------------------------------------------------------------------------
@@ -287,6 +290,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-mlserver", action="store_true", help="mininn-serve only")
     parser.add_argument("--no-grpc", action="store_true", help="HTTP only")
     parser.add_argument("--no-pin", dest="pin", action="store_false", help="leave every process on any core")
+    parser.add_argument("--server-cores", type=int, default=0,
+                        help="cores for the servers (default: all but the clients' one)")
     parser.add_argument("--mlserver-venv", type=Path, default=serve_load.MLSERVER_VENV,
                         help="MLServer's venv (made there on first use)")
     parser.add_argument("--profile", action="store_true", help="also record a py-spy profile at 32 conns")
@@ -315,7 +320,7 @@ def machine(server_cores: set[int] | None, client_cores: set[int] | None) -> dic
 def main(argv: list[str] | None = None) -> int:
     opts = parse(argv)
     serve_load.MLSERVER_VENV = opts.mlserver_venv
-    server_cores, client_cores = split_cores(opts.pin)
+    server_cores, client_cores = split_cores(opts.pin, opts.server_cores)
     if server_cores:
         os.sched_setaffinity(0, server_cores)  # the servers started below inherit it
     report: dict[str, Any] = {"machine": machine(server_cores, client_cores),
