@@ -87,6 +87,21 @@ def compare(runs: dict[str, list[dict[str, dict[str, Any]]]]) -> dict[str, dict[
     return rows
 
 
+def print_rows(bench: str, rows: dict[str, dict[str, Any]]) -> None:
+    print(f"\n{bench}: {'case':<18}{'base ms':>10}{'head ms':>10}{'head/base':>11}{'vs torch':>10}  ok")
+    pad = " " * (len(bench) + 2)
+    for case, row in rows.items():
+        print(f"{pad}{case:<18}{row['base_mininn_ms']:>10.2f}{row['head_mininn_ms']:>10.2f}"
+              f"{row['head_over_base']:>11.3f}{row['head_over_base_vs_torch']:>10.3f}  "
+              f"{'yes' if row['within_5_percent'] else 'NO'}", flush=True)
+
+
+def write(path: Path, report: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {path}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", required=True, help="the revision to compare against (e.g. main)")
@@ -98,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=None, help="passed on to the benchmark")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    if args.only and len(args.bench) > 1:
+        parser.error("--only names the cases of one benchmark: give one --bench with it")
     extra = [f"--{k}={v}" for k in ("only", "repeats", "budget") if (v := getattr(args, k)) is not None]
     work = Path(tempfile.mkdtemp(prefix="compare_revisions-"))
     report: dict[str, Any] = {"base": args.base, "head": args.head or "working tree", "limit": LIMIT,
@@ -113,18 +130,10 @@ def main(argv: list[str] | None = None) -> int:
                     output = work / f"{bench}-{tree}-{round_}.json"
                     runs[tree].append(run_bench(trees[tree], bench, output, extra))
             report[bench] = compare(runs)
+            print_rows(bench, report[bench])
+            write(args.output, report)  # after each benchmark: a long run keeps what it has
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    for bench in args.bench:
-        print(f"\n{bench}: {'case':<18}{'base ms':>10}{'head ms':>10}{'head/base':>11}{'vs torch':>10}  ok")
-        pad = " " * (len(bench) + 2)
-        for case, row in report[bench].items():
-            print(f"{pad}{case:<18}{row['base_mininn_ms']:>10.2f}{row['head_mininn_ms']:>10.2f}"
-                  f"{row['head_over_base']:>11.3f}{row['head_over_base_vs_torch']:>10.3f}  "
-                  f"{'yes' if row['within_5_percent'] else 'NO'}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"\nwrote {args.output}")
     return 0
 
 
