@@ -36,8 +36,8 @@ What it does, all on this machine, clients and servers on 127.0.0.1:
   ``--no-pin`` leaves every process free. On a 2-core machine each server thus gets
   one core, the clients the other.
 - At each concurrency every target runs once per round, one after the other
-  (mininn-serve, MLServer, mininn-serve, ... in a fixed order, reversed every other
-  round), for ``--rounds`` rounds; a point is the median over rounds of requests/s,
+  (mininn-serve, MLServer, mininn-serve, MLServer, ... in a fixed order, reversed
+  every other round), for ``--rounds`` rounds; a point is the median over rounds of requests/s,
   p50 and p99 (wrk's). A run with any non-2xx answer, socket error or failed gRPC
   call marks its point failed: the run says so loudly and exits 1 (after writing
   the JSON).
@@ -124,6 +124,12 @@ def default_mininn(stack: ExitStack, work: Path) -> tuple[int, list[Target]]:
     targets = mininn_targets(base, "mlp", ("json", "binary"))
     targets += grpc_targets(f"grpc://127.0.0.1:{grpc_port}", "mlp", base)
     return pid, [t for t in targets if t.batching]
+
+
+def alternate(ours: list[Target], theirs: list[Target]) -> list[Target]:
+    """One of ours, one of theirs, ... (the longer list's rest at the end): the order of a round."""
+    mixed = [t for pair in zip(ours, theirs) for t in pair]
+    return mixed + ours[len(theirs):] + theirs[len(ours):]
 
 
 def name(target: Target) -> str:
@@ -337,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "everything else": "defaults (log level, max batch size and queue are "
                                                    "passed at their default values)"}
             if not opts.no_mlserver:
-                targets += mlserver_targets(stack, work, weights)
+                targets = alternate(targets, mlserver_targets(stack, work, weights))
                 report["mlserver"] = {"version": serve_load.mlserver_version(), "max_batch_size": 64,
                                       "max_batch_time_s": serve_load.MLSERVER_BATCH_TIME_S}
             targets = [t for t in targets if t.protocol != "grpc" or opts.grpc_clients]
