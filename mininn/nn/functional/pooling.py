@@ -241,12 +241,35 @@ def _flat_indices(arg: Any, in_sz: Dims, kernel: Dims, stride: Dims, padding: Di
     return flat.astype(np.int64)
 
 
+def _tiled_max(x: Any, kernel: Dims, out_sz: Dims) -> Any | None:
+    """Window maxima when the windows tile the input (stride = kernel, no padding or dilation, every
+    window inside): the elementwise ``maximum`` of the ``k`` strided views along each axis in turn,
+    NaN propagating as in torch. None when the windows do not tile or the input is not in NumPy."""
+    if type(x) is not np.ndarray or any(o * k > s for o, k, s in zip(out_sz, kernel, x.shape[2:])):
+        return None
+    out = x
+    for axis, (k, o) in enumerate(zip(kernel, out_sz)):
+        if k == 1:
+            continue
+        lead = (slice(None),) * (2 + axis)
+        taps_ = [out[lead + (slice(i, i + k * (o - 1) + 1, k),)] for i in range(k)]
+        out = np.maximum(taps_[0], taps_[1])
+        for view in taps_[2:]:
+            np.maximum(out, view, out=out)
+    return out.copy() if out is x else out
+
+
 def _max_pool(input: Tensor, kernel: Dims, stride: Dims, padding: Dims, dilation: Dims, ceil_mode: bool,
               return_indices: bool) -> Any:
     nd = len(kernel)
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     out_sz = _geometry(x._data, kernel, stride, padding, dilation, ceil_mode)
+    if (not return_indices and stride == kernel and not any(padding) and all(d == 1 for d in dilation)
+            and not needs_grad(x)):
+        tiled = _tiled_max(x._data, kernel, out_sz)
+        if tiled is not None:
+            return Tensor(tiled[0] if unbatched else tiled)
     if not return_indices and not needs_grad(x):  # inference: a running maximum, no winners
         out = Tensor(_max_values(x._data, kernel, stride, padding, dilation, out_sz))
         return out.squeeze(0) if unbatched else out
