@@ -6,12 +6,15 @@ out ``(N, C, *kernel, *out)``; the building blocks are in ``_im2col``) and
 multiplies it by the weight with one batched GEMM, over the groups too.
 Without a weight gradient (inference) the columns are gathered a block of
 images at a time into one reused, cache-sized buffer and never kept; a 1x1
-kernel at stride 1 gathers nothing. An image whose columns are too big to
-gather whole (3-D volumes, large maps) goes a slab of output rows at a time,
-in training too (``_conv_slabs``). The backward is two more GEMMs; the input
-gradient scatters the columns back with one vectorised add per kernel
-position (col2im). A transposed convolution runs the same pieces in the other
-order.
+kernel at stride 1 gathers nothing; a batch whose columns are small (a small
+image at batch 1) is gathered in one copy and multiplied in one GEMM, with no
+buffers to set up. Under ``no_grad`` a batched 2-D/3-D call reaches these
+kernels without the autograd wrapper, its arguments parsed once per distinct
+set. An image whose columns are too big to gather whole (3-D volumes, large
+maps) goes a slab of output rows at a time, in training too (``_conv_slabs``).
+The backward is two more GEMMs; the input gradient scatters the columns back
+with one vectorised add per kernel position (col2im). A transposed convolution
+runs the same pieces in the other order.
 """
 
 # ruff: noqa: A001, A002 - torch names the tensor argument `input`
