@@ -103,8 +103,7 @@ def _batch_norm_eval(input: Tensor, running_mean: Tensor, running_var: Tensor, w
         if a is not None and (type(a) is not np.ndarray or a.dtype != x.dtype or a.shape != per_channel):
             return None
     mean, var, w, b = arrays
-    t = x.dtype.type
-    invstd = t(1) / np.sqrt(var + t(eps))
+    invstd = np.reciprocal(np.sqrt(var + x.dtype.type(eps)))  # 1 / sqrt, correctly rounded either way
     scale = invstd if w is None else invstd * w
     return Tensor(_scale_shift(x, scale, mean, b, (1, x.shape[1]) + (1,) * (x.ndim - 2)))
 
