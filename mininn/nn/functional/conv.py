@@ -82,12 +82,13 @@ def _pointwise(kernel: Dims, stride: Dims, pads: Pads) -> bool:
 
 def _conv_streamed(x: Any, w: Any, b: Any, stride: Dims, pads: Pads, dilation: Dims, out_sz: Dims) -> Any:
     """``(N, O, *out)`` of an ``(N, C, *spatial)`` input with ``groups=1``, plus bias ``b`` (or None)."""
-    n, o = x.shape[0], w.shape[0]
-    cols_bytes = n * math.prod(w.shape[1:]) * math.prod(out_sz) * x.itemsize
-    if _small(cols_bytes) and not _pointwise(w.shape[2:], stride, pads):
+    n, o, k, pix = x.shape[0], w.shape[0], math.prod(w.shape[1:]), math.prod(out_sz)
+    pointwise = _pointwise(w.shape[2:], stride, pads)
+    slabs = _in_slabs(k, pix, x.itemsize) and not pointwise  # never small with the default sizes
+    if not slabs and not pointwise and _small(n * k * pix * x.itemsize):
         return _conv_small(x, w, b, stride, pads, dilation, out_sz)
-    out = xp_of(x).empty((n, o, math.prod(out_sz)), dtype=x.dtype)
-    if _in_slabs(w[0].size, out.shape[2], x.itemsize) and not _pointwise(w.shape[2:], stride, pads):
+    out = xp_of(x).empty((n, o, pix), dtype=x.dtype)
+    if slabs:
         conv_in_slabs(x, w, b, stride, pads, dilation, out_sz, out, _BLOCK_BYTES)  # adds the bias too
     else:
         _conv_blocks(x, w.reshape(o, -1), w.shape[2:], stride, pads, dilation, out_sz, out)
