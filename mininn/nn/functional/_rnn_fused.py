@@ -1,0 +1,397 @@
+"""Recurrent layers without autograd: every layer and direction on NumPy arrays, nothing recorded.
+
+The path for a forward that no gradient will flow through (``no_grad``, or nothing requires
+grad). Per layer, one matrix product projects every time step's input for all directions
+(``x @ W_ih^T`` and the biases); the time loop then does one product per step for all gates
+and the gate arithmetic in place (``out=``) on preallocated buffers, and writes each step's
+``h`` straight into the layer's output buffer, which is also where the next step reads it.
+
+When every time step has the same batch (a tensor batch, or a packed batch of equal lengths),
+the directions of a layer run in the same loop: step ``s`` advances the forward direction at
+time ``s`` and the reverse one at time ``T - 1 - s`` as one stacked ``(D, B, *)`` array, so a
+bidirectional layer costs the NumPy calls of one. Packed batches of unequal lengths run each
+direction alone on a state buffer whose first ``batch_sizes[t]`` rows advance at step ``t``.
+
+Layout is rows (batch, features). Gate layouts are torch's, except that the LSTM runs its
+gates as ``(i, f, o, g)`` and the sigmoid gates' weights are halved, so that one ``tanh``
+over all gates activates them all (``sigmoid(a) = (tanh(a / 2) + 1) / 2``); the GRU halves
+``r`` and ``z`` the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["fused_cell", "fused_layers"]
+
+Weights = tuple[Any, Any, Any, Any, Any]  # (w_ih, w_hh, b_ih, b_hh, w_hr); None where absent
+_LSTM_ORDER = [0, 1, 3, 2]  # torch's (i, f, g, o) -> (i, f, o, g)
+_matmul, _add, _sub, _mul, _tanh, _max = np.matmul, np.add, np.subtract, np.multiply, np.tanh, np.maximum
+
+
+# ---- weights, prepared per call for a group of directions -----------------------------------
+# A group of D directions runs as one: its state is (B, D*P), its gates (B, G*D*H) gate-major
+# (gate k of every direction side by side), so each gate is one block for all directions; the
+# recurrent weight is block-diagonal (D*P, G*D*H). The LSTM's gates are (i, f, o, g), and the
+# rows of the sigmoid gates are halved.
+
+
+def _gate_rows(mode: str, w: Any, n_hid: int) -> Any:
+    """``(D, G*H, ...)`` torch rows as ``(D, G, H, ...)`` in kernel order, sigmoid gates halved (a copy)."""
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
+    w = w.reshape(w.shape[0], gates, n_hid, *w.shape[2:])
+    if mode == "LSTM":
+        w = w[:, _LSTM_ORDER]
+        w[:, :3] *= 0.5
+    elif mode == "GRU":
+        w = w.copy()
+        w[:, :2] *= 0.5
+    else:
+        w = w.copy()
+    return w
+
+
+def _block_diagonal(w: Any) -> Any:
+    """``(D, rows, cols)`` blocks as one ``(D*rows, D*cols)`` matrix, zeros off the diagonal."""
+    lead, rows, cols = w.shape
+    out = np.zeros((lead, rows, lead, cols), dtype=w.dtype)
+    for d in range(lead):
+        out[d, :, d] = w[d]
+    return out.reshape(lead * rows, lead * cols)
+
+
+def _prepare(mode: str, weights: Sequence[Weights]) -> dict[str, Any]:
+    """A group's weights: ``w_ih_t`` (I, G*D*H), ``w_hh_t`` (D*P, G*D*H), ``bias``, ``b_hn``, ``w_hr_t``."""
+    lead = len(weights)
+    w_hh = np.stack([w[1] for w in weights])  # (D, G*H, P)
+    n_out = w_hh.shape[2]
+    n_hid = w_hh.shape[1] // {"LSTM": 4, "GRU": 3}.get(mode, 1)
+    w_ih = _gate_rows(mode, np.stack([w[0] for w in weights]), n_hid)  # (D, G, H, I)
+    gates = w_ih.shape[1]
+    w_hh = _gate_rows(mode, w_hh, n_hid)  # (D, G, H, P)
+    blocks = np.zeros((lead, n_out, gates, lead, n_hid), dtype=w_hh.dtype)
+    for d in range(lead):
+        blocks[d, :, :, d] = w_hh[d].transpose(2, 0, 1)
+    prep: dict[str, Any] = {
+        "n_hid": n_hid, "lead": lead, "b_hn": None, "bias": None, "w_hr_t": None,
+        "w_ih_t": w_ih.transpose(1, 0, 2, 3).reshape(gates * lead * n_hid, -1).T,
+        "w_hh_t": blocks.reshape(lead * n_out, gates * lead * n_hid),
+    }
+    if weights[0][2] is not None:
+        b_ih, b_hh = np.stack([w[2] for w in weights]), np.stack([w[3] for w in weights])  # (D, G*H)
+        if mode == "GRU":  # b_hn stays inside r * (W_hn h + b_hn)
+            prep["b_hn"] = b_hh[:, 2 * n_hid:].reshape(-1)
+            b_hh = b_hh.copy()
+            b_hh[:, 2 * n_hid:] = 0
+        prep["bias"] = _gate_rows(mode, b_ih + b_hh, n_hid).transpose(1, 0, 2).reshape(-1)
+    if weights[0][4] is not None:
+        prep["w_hr_t"] = _block_diagonal(np.stack([w[4].T for w in weights]))  # (D*H, D*P)
+    return prep
+
+
+def _project(x: Any, prep: dict[str, Any]) -> Any:
+    """``x @ W_ih^T + bias`` for every direction of the group: ``(N, G*D*H)``, gate-major."""
+    gates = x @ prep["w_ih_t"]
+    if prep["bias"] is not None:
+        gates += prep["bias"]
+    return gates
+
+
+# ---- the time loops -----------------------------------------------------------------------
+# A step is (xg, h_prev, h_out, copy_to): the projected input (b, G*D*H), the state read and the
+# state written (b, D*P) (the same array on the state-buffer path), and where h_out is copied
+# (the packed output rows) or None. Ufuncs take ``out`` positionally: no keyword parsing per call.
+
+
+class _Buffers:
+    """Per-batch-size views of a group's work buffers (a packed batch shrinks or grows)."""
+
+    def __init__(self, shapes: dict[str, tuple[int, ...]], dtype: Any) -> None:
+        self.full = {name: np.empty(shape, dtype=dtype) for name, shape in shapes.items()}
+        self.views: dict[int, dict[str, Any]] = {}
+
+    def at(self, rows: int) -> dict[str, Any]:
+        got = self.views.get(rows)
+        if got is None:
+            got = self.views[rows] = {name: a[:rows] for name, a in self.full.items()}
+        return got
+
+
+def _lstm_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], c: Any, bufs: _Buffers) -> None:
+    width = prep["n_hid"] * prep["lead"]
+    w_hh_t, w_hr_t = prep["w_hh_t"], prep["w_hr_t"]
+    w2, w3 = 2 * width, 3 * width
+    last = -1
+    for xg, hp, ho, dst in steps:
+        rows = hp.shape[0]
+        if rows != last:  # the views of this batch size
+            v = bufs.at(rows)
+            g, ig, tc, cc, hr = v["g"], v["ig"], v["tc"], c[:rows], v.get("hr")
+            sig, i, f, o, gg = g[:, :w3], g[:, :width], g[:, width:w2], g[:, w2:w3], g[:, w3:]
+            last = rows
+        _matmul(hp, w_hh_t, g)
+        _add(g, xg, g)
+        _tanh(g, g)
+        _mul(sig, 0.5, sig)
+        _add(sig, 0.5, sig)
+        _mul(cc, f, cc)  # c = f * c + i * g
+        _mul(i, gg, ig)
+        _add(cc, ig, cc)
+        _tanh(cc, tc)
+        if w_hr_t is None:
+            _mul(o, tc, ho)
+        else:
+            _mul(o, tc, hr)
+            _matmul(hr, w_hr_t, ho)
+        if dst is not None:
+            dst[...] = ho
+
+
+def _gru_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], bufs: _Buffers) -> None:
+    # xg carries (x_r, x_z, b_hn) and xn the input's n part: one add per step puts b_hn in place
+    width = prep["n_hid"] * prep["lead"]
+    w_hh_t = prep["w_hh_t"]
+    w2 = 2 * width
+    last = -1
+    for (xg, xn), hp, ho, dst in steps:
+        rows = hp.shape[0]
+        if rows != last:
+            v = bufs.at(rows)
+            g, n, tmp = v["g"], v["n"], v["tmp"]
+            rz, r, z, hn = g[:, :w2], g[:, :width], g[:, width:w2], g[:, w2:]
+            last = rows
+        _matmul(hp, w_hh_t, g)
+        _add(g, xg, g)
+        _tanh(rz, rz)
+        _mul(rz, 0.5, rz)
+        _add(rz, 0.5, rz)
+        _mul(r, hn, n)  # n = tanh(x_n + r * (W_hn h + b_hn))
+        _add(n, xn, n)
+        _tanh(n, n)
+        _sub(hp, n, tmp)  # h = n + z * (h_prev - n)
+        _mul(tmp, z, tmp)
+        _add(tmp, n, ho)
+        if dst is not None:
+            dst[...] = ho
+
+
+def _elman_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], bufs: _Buffers, relu: bool) -> None:
+    w_hh_t = prep["w_hh_t"]
+    last = -1
+    for xg, hp, ho, dst in steps:
+        rows = hp.shape[0]
+        if rows != last:
+            g = bufs.at(rows)["g"]
+            last = rows
+        _matmul(hp, w_hh_t, g)
+        _add(g, xg, g)
+        if relu:
+            _max(g, 0, out=ho)  # np.maximum takes out only by keyword
+        else:
+            _tanh(g, ho)
+        if dst is not None:
+            dst[...] = ho
+
+
+def _run_loop(mode: str, steps: list[tuple[Any, ...]], prep: dict[str, Any], c: Any, batch: int,
+              dtype: Any) -> None:
+    """Run ``steps`` of ``mode`` on fresh work buffers for up to ``batch`` rows."""
+    width, gates = prep["n_hid"] * prep["lead"], prep["w_hh_t"].shape[1]
+    shapes = {"g": (batch, gates)}
+    if mode == "LSTM":
+        shapes.update(ig=(batch, width), tc=(batch, width))
+        if prep["w_hr_t"] is not None:
+            shapes["hr"] = (batch, width)
+        _lstm_loop(steps, prep, c, _Buffers(shapes, dtype))
+    elif mode == "GRU":
+        shapes.update(n=(batch, width), tmp=(batch, width))
+        _gru_loop(steps, prep, _Buffers(shapes, dtype))
+    else:
+        _elman_loop(steps, prep, _Buffers(shapes, dtype), mode == "RNN_RELU")
+
+
+def _inputs(mode: str, xg: Any, prep: dict[str, Any]) -> Any:
+    """The projected inputs as the loop reads them: for the GRU, ``(x_r, x_z, b_hn)`` and ``x_n``."""
+    if mode != "GRU":
+        return xg
+    w2 = 2 * prep["n_hid"] * prep["lead"]
+    xn = xg[..., w2:].copy()
+    xg[..., w2:] = 0 if prep["b_hn"] is None else prep["b_hn"]
+    return xg, xn
+
+
+def _per_step(mode: str, xg: Any, index: Any) -> list[Any]:
+    """Step inputs: ``xg[index]`` (a step's rows) for each index (pairs for the GRU)."""
+    if mode == "GRU":
+        return [(xg[0][i], xg[1][i]) for i in index]
+    return [xg[i] for i in index]
+
+
+# ---- one layer ----------------------------------------------------------------------------
+_COMBINE_LIMIT = 1 << 17  # elements of batch x block-diagonal weight up to which directions share a loop
+
+
+def _states(state: Any, batch: int, size: int, dtype: Any) -> Any:
+    """An initial state ``(D, batch, size)`` as a fresh writable ``(batch, D*size)`` array (zeros: none)."""
+    if state is None:
+        return np.zeros((batch, size), dtype=dtype)
+    return np.array(state.transpose(1, 0, 2), dtype=dtype, order="C").reshape(batch, -1)
+
+
+def _group_uniform(mode: str, x: Any, steps: int, weights: Sequence[Weights], directions: list[int],
+                   h0: Any, c0: Any, out: Any) -> tuple[Any, Any]:
+    """``directions`` over ``steps`` equal steps, outputs into ``out`` (T, B, D_all, P): final (h, c)."""
+    prep = _prepare(mode, [weights[d] for d in directions])
+    lead, n_out, dtype = len(directions), out.shape[3], x.dtype
+    batch = x.shape[0] // steps
+    xg = _project(x, prep).reshape(steps, batch, -1)
+    h = _states(None if h0 is None else h0[directions], batch, lead * n_out, dtype)
+    c = _states(None if c0 is None else c0[directions], batch, lead * prep["n_hid"], dtype) \
+        if mode == "LSTM" else None
+    if lead == 2:  # one loop: step s is time s forward and time T - 1 - s in reverse
+        cols = xg.reshape(steps, batch, -1, 2, prep["n_hid"])
+        cols[:, :, :, 1] = cols[::-1, :, :, 1].copy()
+        ys = np.empty((steps, batch, 2 * n_out), dtype=dtype)
+        times = range(steps)
+        outs = list(ys)
+    else:
+        times = range(steps - 1, -1, -1) if directions[0] == 1 else range(steps)
+        outs = [out[t, :, directions[0]] for t in times]
+    xs = _per_step(mode, _inputs(mode, xg, prep), times)
+    _run_loop(mode, list(zip(xs, [h, *outs[:-1]], outs, [None] * steps)), prep, c, batch, dtype)
+    if lead == 2:
+        ys = ys.reshape(steps, batch, 2, n_out)
+        out[:, :, 0] = ys[:, :, 0]
+        out[:, :, 1] = ys[::-1, :, 1]
+    h_n = outs[-1].reshape(batch, lead, n_out).transpose(1, 0, 2)
+    return h_n, None if c is None else c.reshape(batch, lead, -1).transpose(1, 0, 2)
+
+
+def _layer_uniform(mode: str, x: Any, steps: int, weights: Sequence[Weights], h0: Any,
+                   c0: Any) -> tuple[Any, ...]:
+    """A layer over ``steps`` steps of ``B`` rows each: ``(out (N, D*P), h_n, c_n)``."""
+    lead, (gates, n_out) = len(weights), weights[0][1].shape  # (G*H, P)
+    batch = x.shape[0] // steps
+    out = np.empty((steps, batch, lead, n_out), dtype=x.dtype)
+    together = lead == 2 and batch * (lead * n_out) * (lead * gates) <= _COMBINE_LIMIT
+    groups = [list(range(lead))] if together else [[d] for d in range(lead)]
+    finals = [_group_uniform(mode, x, steps, weights, ds, h0, c0, out) for ds in groups]
+    h_n = np.concatenate([f[0] for f in finals])
+    c_n = np.concatenate([f[1] for f in finals]) if mode == "LSTM" else None
+    return out.reshape(steps * batch, lead * n_out), h_n, c_n
+
+
+def _layer_packed(mode: str, x: Any, batch_sizes: Sequence[int], weights: Sequence[Weights], h0: Any,
+                  c0: Any) -> tuple[Any, ...]:
+    """Each direction alone over packed rows of unequal batches: ``(out (N, D*P), h_n, c_n)``."""
+    lead, n_out, batch, dtype = len(weights), weights[0][1].shape[1], batch_sizes[0], x.dtype
+    ends = np.cumsum(batch_sizes).tolist()
+    spans = [slice(end - bs, end) for end, bs in zip(ends, batch_sizes)]
+    out = np.empty((x.shape[0], lead, n_out), dtype=dtype)
+    h_n, c_n = [], []
+    for d in range(lead):
+        prep = _prepare(mode, [weights[d]])
+        xs = _inputs(mode, _project(x, prep), prep)
+        h = _states(None if h0 is None else h0[d:d + 1], batch, n_out, dtype)
+        c = None
+        if mode == "LSTM":
+            c = _states(None if c0 is None else c0[d:d + 1], batch, prep["n_hid"], dtype)
+        order = spans[::-1] if d == 1 else spans
+        plan = [(x_t, h[:rows.stop - rows.start], h[:rows.stop - rows.start], out[rows, d])
+                for x_t, rows in zip(_per_step(mode, xs, order), order)]
+        _run_loop(mode, plan, prep, c, batch, dtype)
+        h_n.append(h)
+        c_n.append(c)
+    return out.reshape(x.shape[0], lead * n_out), np.stack(h_n), np.stack(c_n) if mode == "LSTM" else None
+
+
+def fused_layers(mode: str, x: Any, batch_sizes: Sequence[int], h0: Any, c0: Any,
+                 weights: Sequence[Weights], num_layers: int, num_directions: int) -> tuple[Any, Any, Any]:
+    """Every layer and direction of a recurrent stack over packed rows, on arrays, nothing recorded.
+
+    Args:
+        mode: ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or ``"GRU"``.
+        x: ``(N, input_size)`` rows, ``batch_sizes[t]`` of them for step ``t`` (non-increasing).
+        batch_sizes: rows per time step.
+        h0, c0: ``(num_layers * num_directions, batch, size)`` arrays or ``None`` for zeros.
+        weights: ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` arrays of each layer-direction, ``None`` where absent.
+        num_layers, num_directions: the stack's shape.
+
+    Returns:
+        ``(output rows (N, D * P), h_n, c_n)``; ``c_n`` is ``None`` except for an LSTM.
+    """
+    uniform = batch_sizes[0] == batch_sizes[-1]  # non-increasing: all equal
+    h_n, c_n = [], []
+    for layer in range(num_layers):
+        k = slice(layer * num_directions, (layer + 1) * num_directions)
+        h, c = None if h0 is None else h0[k], None if c0 is None else c0[k]
+        if uniform:
+            x, h_last, c_last = _layer_uniform(mode, x, len(batch_sizes), weights[k], h, c)
+        else:
+            x, h_last, c_last = _layer_packed(mode, x, batch_sizes, weights[k], h, c)
+        h_n.append(h_last)
+        c_n.append(c_last)
+    return x, np.concatenate(h_n), np.concatenate(c_n) if mode == "LSTM" else None
+
+
+# ---- one step (the cells) ---------------------------------------------------------------------
+
+
+def _sigmoid_(a: Any) -> None:
+    """``a = sigmoid(a)`` in place, as ``(tanh(a / 2) + 1) / 2`` (no overflow)."""
+    _mul(a, 0.5, out=a)
+    _tanh(a, out=a)
+    _mul(a, 0.5, out=a)
+    _add(a, 0.5, out=a)
+
+
+def fused_cell(mode: str, x: Any, h: Any, c: Any, weights: Weights) -> tuple[Any, ...]:
+    """One step of a cell on ``(B, *)`` arrays, nothing recorded: ``(h',)`` or ``(h', c')`` for an LSTM.
+
+    ``h`` and ``c`` may be ``None`` (zeros); weights are torch's ``(w_ih, w_hh, b_ih, b_hh, _)``.
+    """
+    w_ih, w_hh, b_ih, b_hh, _ = weights
+    n_hid = w_hh.shape[1]
+    gates = x @ w_ih.T  # (B, G)
+    if b_ih is not None:
+        gates += b_ih
+    hh = None if h is None else h @ w_hh.T
+    if b_hh is not None:
+        hh = b_hh if hh is None else _add(hh, b_hh, out=hh)
+    if mode == "GRU":
+        return (_gru_cell(gates, hh, h, n_hid),)
+    if hh is not None:
+        gates += hh
+    if mode == "LSTM":
+        return _lstm_cell(gates, c, n_hid)
+    return (_max(gates, 0, out=gates) if mode == "RNN_RELU" else _tanh(gates, out=gates),)
+
+
+def _lstm_cell(gates: Any, c: Any, n_hid: int) -> tuple[Any, Any]:
+    h2, h3 = 2 * n_hid, 3 * n_hid
+    _sigmoid_(gates[:, :h2])
+    _sigmoid_(gates[:, h3:])
+    g = _tanh(gates[:, h2:h3], out=gates[:, h2:h3])
+    c_new = gates[:, :n_hid] * g
+    if c is not None:
+        c_new += gates[:, n_hid:h2] * c
+    return gates[:, h3:] * np.tanh(c_new), c_new
+
+
+def _gru_cell(gates: Any, hh: Any, h: Any, n_hid: int) -> Any:
+    h2 = 2 * n_hid
+    rz = gates[:, :h2]
+    if hh is not None:
+        rz += hh[..., :h2]
+    _sigmoid_(rz)
+    n = gates[:, h2:]
+    if hh is not None:
+        n += gates[:, :n_hid] * hh[..., h2:]  # n = tanh(x_n + r * (W_hn h + b_hn))
+    _tanh(n, out=n)
+    z = gates[:, n_hid:h2]
+    if h is None:  # h' = (1 - z) n
+        return n - z * n
+    return n + z * (h - n)
