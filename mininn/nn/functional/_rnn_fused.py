@@ -13,7 +13,7 @@ bidirectional layer costs the NumPy calls of one. Packed batches of unequal leng
 direction alone on a state buffer whose first ``batch_sizes[t]`` rows advance at step ``t``.
 
 Layout is rows (batch, features). Gate layouts are torch's, except that the LSTM runs its
-gates as ``(i, f, o, g)`` and the sigmoid gates' weights are halved, so that one ``tanh``
+gates as ``(i, o, f, g)`` and the sigmoid gates' weights are halved, so that one ``tanh``
 over all gates activates them all (``sigmoid(a) = (tanh(a / 2) + 1) / 2``); the GRU halves
 ``r`` and ``z`` the same way.
 """
@@ -28,67 +28,64 @@ import numpy as np
 __all__ = ["fused_cell", "fused_layers"]
 
 Weights = tuple[Any, Any, Any, Any, Any]  # (w_ih, w_hh, b_ih, b_hh, w_hr); None where absent
-_LSTM_ORDER = [0, 1, 3, 2]  # torch's (i, f, g, o) -> (i, f, o, g)
-_matmul, _add, _sub, _mul, _tanh, _max = np.matmul, np.add, np.subtract, np.multiply, np.tanh, np.maximum
+_LSTM_ORDER = [0, 3, 1, 2]  # torch's (i, f, g, o) -> (i, o, f, g)
+_matmul, _dot, _add, _sub, _mul = np.matmul, np.dot, np.add, np.subtract, np.multiply
+_tanh, _max = np.tanh, np.maximum
 
 
 # ---- weights, prepared per call for a group of directions -----------------------------------
 # A group of D directions runs as one: its state is (B, D*P), its gates (B, G*D*H) gate-major
 # (gate k of every direction side by side), so each gate is one block for all directions; the
-# recurrent weight is block-diagonal (D*P, G*D*H). The LSTM's gates are (i, f, o, g), and the
+# recurrent weight is block-diagonal (D*P, G*D*H). The LSTM's gates are (i, o, f, g), and the
 # rows of the sigmoid gates are halved.
 
 
-def _gate_rows(mode: str, w: Any, n_hid: int) -> Any:
-    """``(D, G*H, ...)`` torch rows as ``(D, G, H, ...)`` in kernel order, sigmoid gates halved (a copy)."""
-    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
-    w = w.reshape(w.shape[0], gates, n_hid, *w.shape[2:])
-    if mode == "LSTM":
-        w = w[:, _LSTM_ORDER]
-        w[:, :3] *= 0.5
-    elif mode == "GRU":
-        w = w.copy()
-        w[:, :2] *= 0.5
-    else:
-        w = w.copy()
-    return w
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_ORDER = {"LSTM": _LSTM_ORDER, "GRU": [0, 1, 2], "RNN_TANH": [0], "RNN_RELU": [0]}
+_HALVED = {"LSTM": 3, "GRU": 2, "RNN_TANH": 0, "RNN_RELU": 0}  # leading gates in kernel order
 
 
-def _block_diagonal(w: Any) -> Any:
-    """``(D, rows, cols)`` blocks as one ``(D*rows, D*cols)`` matrix, zeros off the diagonal."""
-    lead, rows, cols = w.shape
-    out = np.zeros((lead, rows, lead, cols), dtype=w.dtype)
-    for d in range(lead):
-        out[d, :, d] = w[d]
-    return out.reshape(lead * rows, lead * cols)
+def _gather(mode: str, w: Any, n_hid: int) -> Any:
+    """One direction's torch gate rows ``w`` (G*H, ...) as ``(G, H, ...)`` in kernel order."""
+    w = w.reshape(_GATES[mode], n_hid, *w.shape[1:])
+    return w if mode != "LSTM" else w[_LSTM_ORDER]
 
 
 def _prepare(mode: str, weights: Sequence[Weights]) -> dict[str, Any]:
-    """A group's weights: ``w_ih_t`` (I, G*D*H), ``w_hh_t`` (D*P, G*D*H), ``bias``, ``b_hn``, ``w_hr_t``."""
-    lead = len(weights)
-    w_hh = np.stack([w[1] for w in weights])  # (D, G*H, P)
-    n_out = w_hh.shape[2]
-    n_hid = w_hh.shape[1] // {"LSTM": 4, "GRU": 3}.get(mode, 1)
-    w_ih = _gate_rows(mode, np.stack([w[0] for w in weights]), n_hid)  # (D, G, H, I)
-    gates = w_ih.shape[1]
-    w_hh = _gate_rows(mode, w_hh, n_hid)  # (D, G, H, P)
-    blocks = np.zeros((lead, n_out, gates, lead, n_hid), dtype=w_hh.dtype)
-    for d in range(lead):
-        blocks[d, :, :, d] = w_hh[d].transpose(2, 0, 1)
+    """A group's weights: ``w_ih_t`` (I, G*D*H), ``w_hh_t`` (D*P, G*D*H), ``bias``, ``b_hn``, ``w_hr_t``.
+
+    Gate-major, in kernel order, the sigmoid gates' rows halved; a few calls per direction.
+    """
+    lead, gates, halved = len(weights), _GATES[mode], _HALVED[mode]
+    (rows, n_out), n_in, dtype = weights[0][1].shape, weights[0][0].shape[1], weights[0][1].dtype
+    n_hid = rows // gates
+    scale = np.ones((gates, 1), dtype=dtype)
+    scale[:halved] = 0.5
+    w_ih = np.empty((gates, lead, n_hid, n_in), dtype=dtype)
+    blocks = np.zeros((lead, n_out, gates, lead, n_hid), dtype=dtype)  # block-diagonal (D*P, G*D*H)
+    for d, w in enumerate(weights):  # copied and scaled in one pass each
+        _mul(_gather(mode, w[0], n_hid), scale[:, :, None], w_ih[:, d])
+        _mul(_gather(mode, w[1], n_hid).transpose(2, 0, 1), scale, blocks[d, :, :, d])
     prep: dict[str, Any] = {
         "n_hid": n_hid, "lead": lead, "b_hn": None, "bias": None, "w_hr_t": None,
-        "w_ih_t": w_ih.transpose(1, 0, 2, 3).reshape(gates * lead * n_hid, -1).T,
+        "w_ih_t": w_ih.reshape(gates * lead * n_hid, n_in).T,
         "w_hh_t": blocks.reshape(lead * n_out, gates * lead * n_hid),
     }
     if weights[0][2] is not None:
-        b_ih, b_hh = np.stack([w[2] for w in weights]), np.stack([w[3] for w in weights])  # (D, G*H)
-        if mode == "GRU":  # b_hn stays inside r * (W_hn h + b_hn)
-            prep["b_hn"] = b_hh[:, 2 * n_hid:].reshape(-1)
-            b_hh = b_hh.copy()
-            b_hh[:, 2 * n_hid:] = 0
-        prep["bias"] = _gate_rows(mode, b_ih + b_hh, n_hid).transpose(1, 0, 2).reshape(-1)
+        bias = np.empty((gates, lead, n_hid), dtype=dtype)
+        for d, w in enumerate(weights):
+            b_hh = w[3]
+            if mode == "GRU":  # b_hn stays inside r * (W_hn h + b_hn)
+                b_hh = np.concatenate([b_hh[:2 * n_hid], np.zeros(n_hid, dtype=dtype)])
+            _mul(_gather(mode, w[2] + b_hh, n_hid), scale, bias[:, d])
+        prep["bias"] = bias.reshape(-1)
+        if mode == "GRU":
+            prep["b_hn"] = np.concatenate([w[3][2 * n_hid:] for w in weights])
     if weights[0][4] is not None:
-        prep["w_hr_t"] = _block_diagonal(np.stack([w[4].T for w in weights]))  # (D*H, D*P)
+        w_hr = np.zeros((lead, n_hid, lead, n_out), dtype=dtype)  # block-diagonal (D*H, D*P)
+        for d, w in enumerate(weights):
+            w_hr[d, :, d] = w[4].T
+        prep["w_hr_t"] = w_hr.reshape(lead * n_hid, lead * n_out)
     return prep
 
 
@@ -121,25 +118,32 @@ class _Buffers:
 
 
 def _lstm_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], c: Any, bufs: _Buffers) -> None:
+    # One buffer row holds [c | i o f g]: so [c, i] * [f, g] is one product and c = c f + i g two ops.
     width = prep["n_hid"] * prep["lead"]
     w_hh_t, w_hr_t = prep["w_hh_t"], prep["w_hr_t"]
-    w2, w3 = 2 * width, 3 * width
+    cells = bufs.full["cells"]
+    cells[:, :width] = c
+    if w_hr_t is None and steps[0][3] is None:  # equal batches, no projection
+        _lstm_lean(steps, w_hh_t, bufs, width)
+        c[...] = cells[:, :width]
+        return
     last = -1
     for xg, hp, ho, dst in steps:
         rows = hp.shape[0]
         if rows != last:  # the views of this batch size
             v = bufs.at(rows)
-            g, ig, tc, cc, hr = v["g"], v["ig"], v["tc"], c[:rows], v.get("hr")
-            sig, i, f, o, gg = g[:, :w3], g[:, :width], g[:, width:w2], g[:, w2:w3], g[:, w3:]
+            row, prod, tc, hr, half = v["cells"], v["prod"], v["tc"], v.get("hr"), v["half"]
+            cc, g, sig = row[:, :width], row[:, width:], row[:, width:4 * width]
+            o = row[:, 2 * width:3 * width]
+            ci, fg, cf, ig = row[:, :2 * width], row[:, 3 * width:], prod[:, :width], prod[:, width:]
             last = rows
         _matmul(hp, w_hh_t, g)
         _add(g, xg, g)
         _tanh(g, g)
-        _mul(sig, 0.5, sig)
-        _add(sig, 0.5, sig)
-        _mul(cc, f, cc)  # c = f * c + i * g
-        _mul(i, gg, ig)
-        _add(cc, ig, cc)
+        _mul(sig, half, sig)
+        _add(sig, half, sig)
+        _mul(ci, fg, prod)  # (c f, i g)
+        _add(cf, ig, cc)
         _tanh(cc, tc)
         if w_hr_t is None:
             _mul(o, tc, ho)
@@ -148,6 +152,29 @@ def _lstm_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], c: Any, bufs:
             _matmul(hr, w_hr_t, ho)
         if dst is not None:
             dst[...] = ho
+    c[...] = cells[:, :width]
+
+
+def _lstm_lean(steps: list[tuple[Any, ...]], w_hh_t: Any, bufs: _Buffers, width: int) -> None:
+    """``_lstm_loop`` with nothing per step but the nine NumPy calls: every step has all rows."""
+    v = bufs.full
+    row, prod, tc, half = v["cells"], v["prod"], v["tc"], v["half"]
+    cc, g, sig, o = row[:, :width], row[:, width:], row[:, width:4 * width], row[:, 2 * width:3 * width]
+    ci, fg, cf, ig = row[:, :2 * width], row[:, 3 * width:], prod[:, :width], prod[:, width:]
+    mm = _dot if g.flags.c_contiguous else _matmul  # np.dot: less overhead, wants a contiguous out
+    dot, add, mul, tanh = mm, _add, _mul, _tanh
+    hp = steps[0][1]
+    for xg, _, ho, _ in steps:
+        dot(hp, w_hh_t, g)
+        add(g, xg, g)
+        tanh(g, g)
+        mul(sig, half, sig)
+        add(sig, half, sig)
+        mul(ci, fg, prod)  # (c f, i g)
+        add(cf, ig, cc)
+        tanh(cc, tc)
+        mul(o, tc, ho)
+        hp = ho
 
 
 def _gru_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], bufs: _Buffers) -> None:
@@ -160,14 +187,14 @@ def _gru_loop(steps: list[tuple[Any, ...]], prep: dict[str, Any], bufs: _Buffers
         rows = hp.shape[0]
         if rows != last:
             v = bufs.at(rows)
-            g, n, tmp = v["g"], v["n"], v["tmp"]
+            g, n, tmp, half = v["g"], v["n"], v["tmp"], v["half"]
             rz, r, z, hn = g[:, :w2], g[:, :width], g[:, width:w2], g[:, w2:]
             last = rows
         _matmul(hp, w_hh_t, g)
         _add(g, xg, g)
         _tanh(rz, rz)
-        _mul(rz, 0.5, rz)
-        _add(rz, 0.5, rz)
+        _mul(rz, half, rz)  # an array operand: cheaper per call than a Python float
+        _add(rz, half, rz)
         _mul(r, hn, n)  # n = tanh(x_n + r * (W_hn h + b_hn))
         _add(n, xn, n)
         _tanh(n, n)
@@ -202,13 +229,17 @@ def _run_loop(mode: str, steps: list[tuple[Any, ...]], prep: dict[str, Any], c: 
     width, gates = prep["n_hid"] * prep["lead"], prep["w_hh_t"].shape[1]
     shapes = {"g": (batch, gates)}
     if mode == "LSTM":
-        shapes.update(ig=(batch, width), tc=(batch, width))
+        shapes = {"cells": (batch, 5 * width), "prod": (batch, 2 * width), "tc": (batch, width)}
         if prep["w_hr_t"] is not None:
             shapes["hr"] = (batch, width)
-        _lstm_loop(steps, prep, c, _Buffers(shapes, dtype))
+        bufs = _Buffers(shapes, dtype)
+        bufs.full["half"] = np.full((batch, 3 * width), 0.5, dtype=dtype)
+        _lstm_loop(steps, prep, c, bufs)
     elif mode == "GRU":
         shapes.update(n=(batch, width), tmp=(batch, width))
-        _gru_loop(steps, prep, _Buffers(shapes, dtype))
+        bufs = _Buffers(shapes, dtype)
+        bufs.full["half"] = np.full((batch, 2 * width), 0.5, dtype=dtype)
+        _gru_loop(steps, prep, bufs)
     else:
         _elman_loop(steps, prep, _Buffers(shapes, dtype), mode == "RNN_RELU")
 

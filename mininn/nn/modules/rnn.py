@@ -174,7 +174,7 @@ class RNNBase(Module):
     # ---- checks (torch's names and messages) ------------------------------------------------
 
     def check_input(self, input: Tensor, batch_sizes: Any) -> None:
-        weight = self._flat_weights[0]
+        weight = getattr(self, self._flat_weights_names[0])
         if input.dtype != weight.dtype:
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). "
@@ -254,8 +254,10 @@ class RNNBase(Module):
         """The checked, batched forward: output (tensor or packed) and final states."""
         data = input.data if isinstance(input, PackedSequence) else input
         dropout_draws = self.training and self.dropout > 0 and self.num_layers > 1
-        if not dropout_draws and data._data.size and _fusable([data, h0, c0, *self._flat_weights]):
-            return self._run_fused(input, h0, c0)
+        if not dropout_draws and data._data.size:
+            weights = self._flat_weights
+            if _fusable([data, h0, c0, *weights]):
+                return self._run_fused(input, h0, c0, weights)
         if isinstance(input, PackedSequence):
             rows, batch_sizes = input.data, input.batch_sizes.tolist()
             out, h_n, c_n = self._layers(rows, batch_sizes, h0, c0)
@@ -266,10 +268,12 @@ class RNNBase(Module):
         out = out.reshape(len(batch_sizes), batch_sizes[0], out.shape[1])
         return (out.transpose(0, 1) if self.batch_first else out), h_n, c_n
 
-    def _run_fused(self, input: Any, h0: Tensor | None,
-                   c0: Tensor | None) -> tuple[Any, Tensor, Tensor | None]:
-        """``_run`` on arrays, nothing recorded (``fused_layers``)."""
-        weights = [self._layer_weights([_array(w) for w in ws]) for ws in self.all_weights]
+    def _run_fused(self, input: Any, h0: Tensor | None, c0: Tensor | None,
+                   flat: list[Any]) -> tuple[Any, Tensor, Tensor | None]:
+        """``_run`` on arrays, nothing recorded (``fused_layers``); ``flat``: ``_flat_weights``."""
+        per_layer = len(flat) // (self.num_layers * self._num_directions)
+        arrays = [_array(w) for w in flat]
+        weights = [self._layer_weights(arrays[k:k + per_layer]) for k in range(0, len(arrays), per_layer)]
         stack = (weights, self.num_layers, self._num_directions)
         if isinstance(input, PackedSequence):
             out, h_n, c_n = fused_layers(self.mode, input.data._data, input.batch_sizes.tolist(), _array(h0),
