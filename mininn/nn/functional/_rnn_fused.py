@@ -6,16 +6,21 @@ grad). Per layer, one matrix product projects every time step's input for all di
 and the gate arithmetic in place (``out=``) on preallocated buffers, and writes each step's
 ``h`` straight into the layer's output buffer, which is also where the next step reads it.
 
-When every time step has the same batch (a tensor batch, or a packed batch of equal lengths),
-the directions of a layer run in the same loop: step ``s`` advances the forward direction at
-time ``s`` and the reverse one at time ``T - 1 - s`` as one stacked ``(D, B, *)`` array, so a
-bidirectional layer costs the NumPy calls of one. Packed batches of unequal lengths run each
-direction alone on a state buffer whose first ``batch_sizes[t]`` rows advance at step ``t``.
+When every time step has the same batch (a tensor batch, or a packed batch of equal lengths)
+and the batch is small, the two directions of a layer run in the same loop: step ``s``
+advances the forward direction at time ``s`` and the reverse one at time ``T - 1 - s``, with
+one block-diagonal product and gate-major buffers (gate ``k`` of both directions side by
+side), so a batch-1 bidirectional layer makes the NumPy calls of one direction. NumPy's
+per-call cost, not arithmetic, bounds a batch-1 step: this halves it. Larger batches run the
+directions one after the other (the block-diagonal product's zeros would cost more than the
+calls saved); packed batches of unequal lengths run each direction on a state buffer whose
+first ``batch_sizes[t]`` rows advance at step ``t``.
 
 Layout is rows (batch, features). Gate layouts are torch's, except that the LSTM runs its
 gates as ``(i, o, f, g)`` and the sigmoid gates' weights are halved, so that one ``tanh``
 over all gates activates them all (``sigmoid(a) = (tanh(a / 2) + 1) / 2``); the GRU halves
-``r`` and ``z`` the same way.
+``r`` and ``z`` the same way. The cells (one step) do the same arithmetic without the
+reordering, which would cost more than it saves for one step.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 __all__ = ["fused_cell", "fused_layers"]
 
 Weights = tuple[Any, Any, Any, Any, Any]  # (w_ih, w_hh, b_ih, b_hh, w_hr); None where absent
-_LSTM_ORDER = [0, 3, 1, 2]  # torch's (i, f, g, o) -> (i, o, f, g)
+_LSTM_ORDER = [0, 3, 1, 2]  # torch's (i, f, g, o) -> (i, o, f, g): sigmoid gates first, [f, g] adjacent
 _matmul, _dot, _add, _sub, _mul = np.matmul, np.dot, np.add, np.subtract, np.multiply
 _tanh, _max = np.tanh, np.maximum
 
@@ -41,7 +46,6 @@ _tanh, _max = np.tanh, np.maximum
 
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-_ORDER = {"LSTM": _LSTM_ORDER, "GRU": [0, 1, 2], "RNN_TANH": [0], "RNN_RELU": [0]}
 _HALVED = {"LSTM": 3, "GRU": 2, "RNN_TANH": 0, "RNN_RELU": 0}  # leading gates in kernel order
 
 
