@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["fused_cell", "fused_layers"]
+__all__ = ["PreparedWeights", "fused_cell", "fused_layers"]
 
 Weights = tuple[Any, Any, Any, Any, Any]  # (w_ih, w_hh, b_ih, b_hh, w_hr); None where absent
 _LSTM_ORDER = [0, 3, 1, 2]  # torch's (i, f, g, o) -> (i, o, f, g): sigmoid gates first, [f, g] adjacent
@@ -91,6 +91,50 @@ def _prepare(mode: str, weights: Sequence[Weights]) -> dict[str, Any]:
             w_hr[d, :, d] = w[4].T
         prep["w_hr_t"] = w_hr.reshape(lead * n_hid, lead * n_out)
     return prep
+
+
+class PreparedWeights:
+    """One module's prepared weights, reused while its weights are bit for bit what they were.
+
+    Preparing (gathering, scaling, the block-diagonal) costs about what ten batch-1 time steps do;
+    a served model calls with the same weights every time. Each call compares the weights with a
+    copy kept beside the prepared ones (a read of each, no reordering): any change, in place or
+    by a new array, prepares again. Groups whose weights pass ``limit`` bytes are not kept.
+    """
+
+    def __init__(self, limit: int = 1 << 20) -> None:
+        self.limit = limit
+        self.entries: dict[Any, tuple[list[Any], dict[str, Any]]] = {}
+
+    def get(self, mode: str, weights: Sequence[Weights], key: Any) -> dict[str, Any]:
+        arrays = [a for w in weights for a in w if a is not None]
+        entry = self.entries.get(key)
+        if entry is not None and _same_bits(entry[0], arrays):
+            return entry[1]
+        prep = _prepare(mode, weights)
+        if sum(a.nbytes for a in arrays) <= self.limit and all(a.flags.c_contiguous for a in arrays):
+            self.entries[key] = ([a.copy() for a in arrays], prep)
+        else:
+            self.entries.pop(key, None)
+        return prep
+
+
+def _same_bits(kept: list[Any], arrays: list[Any]) -> bool:
+    """Whether ``arrays`` hold exactly the bits of ``kept`` (-0.0 is not 0.0, a NaN equals itself)."""
+    if len(kept) != len(arrays):
+        return False
+    for old, new in zip(kept, arrays):
+        if old.shape != new.shape or old.dtype != new.dtype or not new.flags.c_contiguous:
+            return False
+        bits = np.dtype(f"u{new.dtype.itemsize}")
+        if not np.array_equal(old.view(bits), new.view(bits)):
+            return False
+    return True
+
+
+def _prepared(mode: str, weights: Sequence[Weights], cache: PreparedWeights | None,
+              key: Any) -> dict[str, Any]:
+    return _prepare(mode, weights) if cache is None else cache.get(mode, weights, key)
 
 
 def _project(x: Any, prep: dict[str, Any]) -> Any:
@@ -277,9 +321,12 @@ def _states(state: Any, batch: int, size: int, dtype: Any) -> Any:
 
 
 def _group_uniform(mode: str, x: Any, steps: int, weights: Sequence[Weights], directions: list[int],
-                   h0: Any, c0: Any, out: Any) -> tuple[Any, Any]:
-    """``directions`` over ``steps`` equal steps, outputs into ``out`` (T, B, D_all, P): final (h, c)."""
-    prep = _prepare(mode, [weights[d] for d in directions])
+                   h0: Any, c0: Any, out: Any, cache: Any) -> tuple[Any, Any]:
+    """``directions`` over ``steps`` equal steps, outputs into ``out`` (T, B, D_all, P): final (h, c).
+
+    ``cache``: ``(PreparedWeights or None, layer)``.
+    """
+    prep = _prepared(mode, [weights[d] for d in directions], cache[0], (cache[1], tuple(directions)))
     lead, n_out, dtype = len(directions), out.shape[3], x.dtype
     batch = x.shape[0] // steps
     xg = _project(x, prep).reshape(steps, batch, -1)
@@ -305,22 +352,22 @@ def _group_uniform(mode: str, x: Any, steps: int, weights: Sequence[Weights], di
     return h_n, None if c is None else c.reshape(batch, lead, -1).transpose(1, 0, 2)
 
 
-def _layer_uniform(mode: str, x: Any, steps: int, weights: Sequence[Weights], h0: Any,
-                   c0: Any) -> tuple[Any, ...]:
+def _layer_uniform(mode: str, x: Any, steps: int, weights: Sequence[Weights], h0: Any, c0: Any,
+                   cache: Any) -> tuple[Any, ...]:
     """A layer over ``steps`` steps of ``B`` rows each: ``(out (N, D*P), h_n, c_n)``."""
     lead, (gates, n_out) = len(weights), weights[0][1].shape  # (G*H, P)
     batch = x.shape[0] // steps
     out = np.empty((steps, batch, lead, n_out), dtype=x.dtype)
     together = lead == 2 and batch * (lead * n_out) * (lead * gates) <= _COMBINE_LIMIT
     groups = [list(range(lead))] if together else [[d] for d in range(lead)]
-    finals = [_group_uniform(mode, x, steps, weights, ds, h0, c0, out) for ds in groups]
+    finals = [_group_uniform(mode, x, steps, weights, ds, h0, c0, out, cache) for ds in groups]
     h_n = np.concatenate([f[0] for f in finals])
     c_n = np.concatenate([f[1] for f in finals]) if mode == "LSTM" else None
     return out.reshape(steps * batch, lead * n_out), h_n, c_n
 
 
 def _layer_packed(mode: str, x: Any, batch_sizes: Sequence[int], weights: Sequence[Weights], h0: Any,
-                  c0: Any) -> tuple[Any, ...]:
+                  c0: Any, cache: Any) -> tuple[Any, ...]:
     """Each direction alone over packed rows of unequal batches: ``(out (N, D*P), h_n, c_n)``."""
     lead, n_out, batch, dtype = len(weights), weights[0][1].shape[1], batch_sizes[0], x.dtype
     ends = np.cumsum(batch_sizes).tolist()
@@ -328,7 +375,7 @@ def _layer_packed(mode: str, x: Any, batch_sizes: Sequence[int], weights: Sequen
     out = np.empty((x.shape[0], lead, n_out), dtype=dtype)
     h_n, c_n = [], []
     for d in range(lead):
-        prep = _prepare(mode, [weights[d]])
+        prep = _prepared(mode, [weights[d]], cache[0], (cache[1], (d,)))
         xs = _inputs(mode, _project(x, prep), prep)
         h = _states(None if h0 is None else h0[d:d + 1], batch, n_out, dtype)
         c = None
@@ -344,7 +391,8 @@ def _layer_packed(mode: str, x: Any, batch_sizes: Sequence[int], weights: Sequen
 
 
 def fused_layers(mode: str, x: Any, batch_sizes: Sequence[int], h0: Any, c0: Any,
-                 weights: Sequence[Weights], num_layers: int, num_directions: int) -> tuple[Any, Any, Any]:
+                 weights: Sequence[Weights], num_layers: int, num_directions: int,
+                 cache: PreparedWeights | None = None) -> tuple[Any, Any, Any]:
     """Every layer and direction of a recurrent stack over packed rows, on arrays, nothing recorded.
 
     Args:
@@ -354,6 +402,7 @@ def fused_layers(mode: str, x: Any, batch_sizes: Sequence[int], h0: Any, c0: Any
         h0, c0: ``(num_layers * num_directions, batch, size)`` arrays or ``None`` for zeros.
         weights: ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` arrays of each layer-direction, ``None`` where absent.
         num_layers, num_directions: the stack's shape.
+        cache: where the prepared weights of this stack are kept between calls (``None``: nowhere).
 
     Returns:
         ``(output rows (N, D * P), h_n, c_n)``; ``c_n`` is ``None`` except for an LSTM.
@@ -364,9 +413,9 @@ def fused_layers(mode: str, x: Any, batch_sizes: Sequence[int], h0: Any, c0: Any
         k = slice(layer * num_directions, (layer + 1) * num_directions)
         h, c = None if h0 is None else h0[k], None if c0 is None else c0[k]
         if uniform:
-            x, h_last, c_last = _layer_uniform(mode, x, len(batch_sizes), weights[k], h, c)
+            x, h_last, c_last = _layer_uniform(mode, x, len(batch_sizes), weights[k], h, c, (cache, layer))
         else:
-            x, h_last, c_last = _layer_packed(mode, x, batch_sizes, weights[k], h, c)
+            x, h_last, c_last = _layer_packed(mode, x, batch_sizes, weights[k], h, c, (cache, layer))
         h_n.append(h_last)
         c_n.append(c_last)
     return x, np.concatenate(h_n), np.concatenate(c_n) if mode == "LSTM" else None

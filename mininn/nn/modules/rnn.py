@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from mininn._functions.join import cat, stack
 from mininn.nn import functional as F
 from mininn.nn import init
 from mininn.nn.functional._rnn import recurrent_layer
-from mininn.nn.functional._rnn_fused import fused_cell, fused_layers
+from mininn.nn.functional._rnn_fused import PreparedWeights, fused_cell, fused_layers
 from mininn.nn.functional._utils import needs_grad, scalar_name
 from mininn.nn.modules._utils import changed_settings
 from mininn.nn.modules.module import Module
@@ -48,6 +49,17 @@ def _fusable(tensors: list[Any]) -> bool:
     return dtype in _FUSED_DTYPES and all(
         t is None or (type(t._data) is np.ndarray and t._data.dtype == dtype) for t in tensors
     )
+
+
+# each module's prepared weights for the no-grad path, dropped with the module (not in its state)
+_PREPARED: weakref.WeakKeyDictionary[Module, PreparedWeights] = weakref.WeakKeyDictionary()
+
+
+def _prepared_weights(module: Module) -> PreparedWeights:
+    cache = _PREPARED.get(module)
+    if cache is None:
+        cache = _PREPARED[module] = PreparedWeights()
+    return cache
 
 
 def _array(t: Tensor | None) -> Any:
@@ -274,7 +286,7 @@ class RNNBase(Module):
         per_layer = len(flat) // (self.num_layers * self._num_directions)
         arrays = [_array(w) for w in flat]
         weights = [self._layer_weights(arrays[k:k + per_layer]) for k in range(0, len(arrays), per_layer)]
-        stack = (weights, self.num_layers, self._num_directions)
+        stack = (weights, self.num_layers, self._num_directions, _prepared_weights(self))
         if isinstance(input, PackedSequence):
             out, h_n, c_n = fused_layers(self.mode, input.data._data, input.batch_sizes.tolist(), _array(h0),
                                          _array(c0), *stack)

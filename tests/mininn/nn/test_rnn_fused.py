@@ -250,3 +250,72 @@ def test_no_grad_cell_matches_torch_and_the_autograd_path(name, kw, batched, wit
     recorded = as_list(mc(*m_args))
     assert recorded[0].grad_fn is not None
     _compare(fused, [r.detach() for r in recorded], dtype, "fused vs autograd path")
+
+
+# ---- prepared weights kept between calls ---------------------------------------------------
+
+
+def _no_grad_out(mm, x):
+    with mininn.no_grad():
+        return to_numpy(mm(mininn.tensor(x))[0])
+
+
+@pytest.mark.parametrize("mode", ["RNN", "GRU", "LSTM"])
+def test_repeated_no_grad_calls_give_bitwise_the_first_result(mode):
+    _, mm = _pair(mode, np.float32, num_layers=2, bidirectional=True, batch_first=True)
+    x = _rand((1, 7, 4), np.float32)
+    first = _no_grad_out(mm, x)
+    for _ in range(2):
+        np.testing.assert_array_equal(_no_grad_out(mm, x), first)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_weights_changed_in_place_between_no_grad_calls_are_used(packed):
+    tm, mm = _pair("LSTM", np.float32, num_layers=2, bidirectional=True)
+    x = _rand((6, 3, 4), np.float32)
+    lengths = [6, 4, 2]
+
+    def run(lib, module):
+        data = lib.tensor(x)
+        if packed:
+            data = (trnn if lib is torch else mrnn).pack_padded_sequence(data, lengths)
+        with lib.no_grad():
+            return _flat(module(data))
+
+    run(mininn, mm)  # prepares and keeps the weights
+    with torch.no_grad():
+        tm.weight_hh_l1_reverse.mul_(-2.0)
+        tm.bias_ih_l0[3] = 0.75
+    mm.weight_hh_l1_reverse.detach().numpy()[...] *= -2.0
+    mm.bias_ih_l0.detach().numpy()[3] = 0.75
+    _compare(run(mininn, mm), run(torch, tm), np.float32, "after an in-place change")
+
+
+def test_loaded_state_dict_is_used_by_the_next_no_grad_call():
+    tm, mm = _pair("GRU", np.float64, num_layers=2, bidirectional=True)
+    x = _rand((5, 1, 4), np.float64)
+    _no_grad_out(mm, x)
+    torch.manual_seed(1)
+    other = torch.nn.GRU(4, 5, num_layers=2, bidirectional=True).double()
+    twin(other, mm)
+    with torch.no_grad():
+        expected = to_numpy(other(torch.tensor(x))[0])
+    np.testing.assert_allclose(_no_grad_out(mm, x), expected, **TOL[np.float64])
+
+
+def test_negative_zero_in_a_weight_is_a_change():
+    kept = [np.array([0.0, 1.0], dtype=np.float32)]
+    assert _rnn_fused._same_bits(kept, [np.array([0.0, 1.0], dtype=np.float32)])
+    assert not _rnn_fused._same_bits(kept, [np.array([-0.0, 1.0], dtype=np.float32)])
+    nan = [np.array([np.nan], dtype=np.float64)]
+    assert _rnn_fused._same_bits(nan, [np.array([np.nan], dtype=np.float64)])
+
+
+def test_large_weights_are_prepared_every_call_not_kept():
+    cache = _rnn_fused.PreparedWeights(limit=10)
+    weights = [(_rand((8, 4), np.float32), _rand((8, 2), np.float32), None, None, None)]
+    first = cache.get("RNN_TANH", weights, "k")
+    assert cache.entries == {}
+    assert cache.get("RNN_TANH", weights, "k") is not first
+    roomy = _rnn_fused.PreparedWeights()
+    assert roomy.get("RNN_TANH", weights, "k") is roomy.get("RNN_TANH", weights, "k")
