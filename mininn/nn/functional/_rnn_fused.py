@@ -104,7 +104,7 @@ class PreparedWeights:
 
     def __init__(self, limit: int = 1 << 20) -> None:
         self.limit = limit
-        self.entries: dict[Any, tuple[list[Any], dict[str, Any]]] = {}
+        self.entries: dict[Any, tuple[list[tuple[Any, ...]], dict[str, Any]]] = {}
 
     def get(self, mode: str, weights: Sequence[Weights], key: Any) -> dict[str, Any]:
         arrays = [a for w in weights for a in w if a is not None]
@@ -113,23 +113,25 @@ class PreparedWeights:
             return entry[1]
         prep = _prepare(mode, weights)
         if sum(a.nbytes for a in arrays) <= self.limit and all(a.flags.c_contiguous for a in arrays):
-            self.entries[key] = ([a.copy() for a in arrays], prep)
+            self.entries[key] = (_bits(arrays), prep)
         else:
             self.entries.pop(key, None)
         return prep
 
 
-def _same_bits(kept: list[Any], arrays: list[Any]) -> bool:
-    """Whether ``arrays`` hold exactly the bits of ``kept`` (-0.0 is not 0.0, a NaN equals itself)."""
+def _same_bits(kept: list[tuple[Any, ...]], arrays: list[Any]) -> bool:
+    """Whether ``arrays`` hold exactly the bits ``kept`` (``_bits``) records (-0.0 is not 0.0)."""
     if len(kept) != len(arrays):
         return False
-    for old, new in zip(kept, arrays):
-        if old.shape != new.shape or old.dtype != new.dtype or not new.flags.c_contiguous:
-            return False
-        bits = np.dtype(f"u{new.dtype.itemsize}")
-        if not np.array_equal(old.view(bits), new.view(bits)):
+    for (shape, dtype, raw), new in zip(kept, arrays):
+        if new.shape != shape or new.dtype != dtype or not new.flags.c_contiguous or new.tobytes() != raw:
             return False
     return True
+
+
+def _bits(arrays: list[Any]) -> list[tuple[Any, ...]]:
+    """What ``_same_bits`` compares with: each array's shape, dtype and bytes (a memcmp, no ufunc)."""
+    return [(a.shape, a.dtype, a.tobytes()) for a in arrays]
 
 
 def _prepared(mode: str, weights: Sequence[Weights], cache: PreparedWeights | None,

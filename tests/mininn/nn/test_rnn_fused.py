@@ -304,10 +304,12 @@ def test_loaded_state_dict_is_used_by_the_next_no_grad_call():
 
 
 def test_negative_zero_in_a_weight_is_a_change():
-    kept = [np.array([0.0, 1.0], dtype=np.float32)]
+    kept = _rnn_fused._bits([np.array([0.0, 1.0], dtype=np.float32)])
     assert _rnn_fused._same_bits(kept, [np.array([0.0, 1.0], dtype=np.float32)])
     assert not _rnn_fused._same_bits(kept, [np.array([-0.0, 1.0], dtype=np.float32)])
-    nan = [np.array([np.nan], dtype=np.float64)]
+    assert not _rnn_fused._same_bits(kept, [np.array([0.0, 1.0], dtype=np.float64)])
+    assert not _rnn_fused._same_bits(kept, [np.array([[0.0, 1.0]], dtype=np.float32)])
+    nan = _rnn_fused._bits([np.array([np.nan], dtype=np.float64)])
     assert _rnn_fused._same_bits(nan, [np.array([np.nan], dtype=np.float64)])
 
 
