@@ -509,21 +509,18 @@ class RNNCellBase(Module):
         return input, states, batched
 
     def _check_sizes(self, input: Tensor, states: list[Tensor | None]) -> None:
-        if input.size(1) != self.input_size:
-            raise RuntimeError(
-                f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}"
-            )
+        batch, n_in = input._data.shape  # the arrays' shapes: cheaper than Tensor.size() per call
+        if n_in != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {n_in} expected {self.input_size}")
         for i, state in enumerate(states):
             if state is None:
                 continue
-            if input.size(0) != state.size(0):
+            rows, size = state._data.shape
+            if batch != rows:
+                raise RuntimeError(f"Input batch size {batch} doesn't match hidden{i} batch size {rows}")
+            if size != self.hidden_size:
                 raise RuntimeError(
-                    f"Input batch size {input.size(0)} doesn't match hidden{i} batch size {state.size(0)}"
-                )
-            if state.size(1) != self.hidden_size:
-                raise RuntimeError(
-                    f"hidden{i} has inconsistent hidden_size: got {state.size(1)}, "
-                    f"expected {self.hidden_size}"
+                    f"hidden{i} has inconsistent hidden_size: got {size}, expected {self.hidden_size}"
                 )
         if input.dtype != self.weight_ih.dtype:
             raise RuntimeError(
