@@ -83,9 +83,9 @@ class _ServerApp(FastAPI):
     """FastAPI, with ``POST .../infer`` served by :class:`~app.routes.infer.InferenceFastPath`.
 
     Inference requests skip FastAPI's own layers (exception and telemetry
-    middleware, router, dependencies) and go through :attr:`inference`: the
-    same request-context and body-deadline middleware as every other request,
-    then the inference endpoint. When OpenTelemetry is configured (FastAPI's
+    middleware, router, dependencies) and the service's middleware, and go
+    to :attr:`inference`, which does what that middleware does (request id,
+    metrics, the body deadline, the last-resort 500) itself. When OpenTelemetry is configured (FastAPI's
     native telemetry is on), they take FastAPI's way, so that they are traced.
     """
 
@@ -155,8 +155,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     deadline = {"timeout_s": service.settings.body_timeout_s}
     app.add_middleware(BodyTimeoutMiddleware, **deadline)
     app.add_middleware(RequestContextMiddleware, **context)
-    endpoint = routes.infer.InferenceFastPath(service.plane)
-    app.inference = RequestContextMiddleware(BodyTimeoutMiddleware(endpoint, **deadline), **context)
+    # the inference endpoint does the request context and the body deadline itself
+    app.inference = routes.infer.InferenceFastPath(service.plane, service.metrics)
     for router in ROUTERS:
         codes = next((codes for known, codes in _ERRORS if known is router), _COMMON)
         app.include_router(router, responses=error_responses(*codes))
