@@ -26,7 +26,7 @@ from prometheus_client import (
 )
 from prometheus_client.metrics_core import Metric
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics", "observe_many"]
 
 _LATENCY_BUCKETS = (
     0.0005,
@@ -305,3 +305,12 @@ def _add_observations(histogram: Histogram, buckets: list[int], seconds: float) 
         if count:
             value.inc(count)
     histogram._sum.inc(seconds)  # noqa: SLF001
+
+
+def observe_many(histogram: Histogram, values: list[float]) -> None:
+    """``histogram.observe(v)`` for every value, with one update per bucket rather than per value."""
+    bounds = histogram._upper_bounds  # noqa: SLF001
+    counts = [0] * len(bounds)
+    for value in values:
+        counts[bisect.bisect_left(bounds, value)] += 1
+    _add_observations(histogram, counts, sum(values))
