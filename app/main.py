@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -104,9 +105,25 @@ class _ServerApp(FastAPI):
         await super().__call__(scope, receive, send)
 
 
+TELEMETRY_RECHECK_S = 1.0
+"""How long the answer to "is FastAPI's telemetry on?" is kept (OpenTelemetry set up later counts after it).
+
+FastAPI asks OpenTelemetry's global providers, reading environment variables
+on the way; asked per inference request, that cost as much as parsing the
+request's JSON.
+"""
+
+
 def _telemetry_enabled(app: FastAPI) -> bool:
     telemetry = getattr(app, "_native_telemetry", None)  # FastAPI >= 0.160
-    return telemetry is not None and bool(telemetry.enabled())
+    if telemetry is None:
+        return False
+    now = time.monotonic()
+    until, enabled = getattr(app, "_telemetry_checked", (0.0, False))
+    if now >= until:
+        enabled = bool(telemetry.enabled())
+        app._telemetry_checked = (now + TELEMETRY_RECHECK_S, enabled)  # type: ignore[attr-defined]
+    return enabled
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -31,13 +31,13 @@ import orjson
 
 from app.errors import BadRequestError
 
-__all__ = ["MAX_JSON_DEPTH", "check_json_depth", "load_json", "parse_json"]
+__all__ = ["MAX_JSON_DEPTH", "load_json", "parse_json"]
 
 MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects accepted in a request's JSON."""
 
 
-def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True, check_depth: bool = True) -> Any:
+def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True) -> Any:
     """``json.loads(text)``, refused when nested more than :data:`MAX_JSON_DEPTH` levels.
 
     Args:
@@ -45,8 +45,6 @@ def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True, che
         what: how the message names it, e.g. ``"request body"``.
         exact_integers: False: parse with orjson (fast; integers past 64 bits
             become floats), falling back to ``json.loads`` for what orjson refuses.
-        check_depth: False: the caller checks the nesting itself
-            (:func:`check_json_depth`); only nesting too deep to parse at all is refused here.
 
     Raises:
         json.JSONDecodeError: not JSON (callers word their own 400 or 422).
@@ -60,19 +58,9 @@ def parse_json(text: str | bytes, what: str, *, exact_integers: bool = True, che
             document = orjson.loads(text)
         except orjson.JSONDecodeError:
             document = _parse_with_json(text, what)
-    if check_depth and _openings(text) > MAX_JSON_DEPTH and _deeper_than(document, MAX_JSON_DEPTH):
+    if _openings(text) > MAX_JSON_DEPTH and _deeper_than(document, MAX_JSON_DEPTH):
         raise _too_deep(what)
     return document
-
-
-def check_json_depth(document: Any, what: str, *, below: int = 0) -> None:
-    """Refuse ``document`` when, placed ``below`` levels deep, it nests more than :data:`MAX_JSON_DEPTH`.
-
-    Raises:
-        BadRequestError: nested too deep (400), as :func:`parse_json` refuses it.
-    """
-    if _deeper_than(document, MAX_JSON_DEPTH - below):
-        raise _too_deep(what)
 
 
 def load_json(text: str | bytes, what: str) -> Any:

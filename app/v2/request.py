@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from app.errors import BadRequestError, UnprocessableError
-from app.http.json_limits import MAX_JSON_DEPTH, check_json_depth, parse_json
+from app.http.json_limits import parse_json
 from app.v2.datatypes import DATATYPES
 from app.v2.tensors import decode_binary, decode_json
 
@@ -110,63 +110,16 @@ def parse_inference_request(
     """
     header, tail_start = _split(body, header_length)
     document = _parse_json(header, binary=header_length is not None)
-    try:
-        request = decode_inference_document(
-            document,
-            body,
-            tail_start,
-            model=model,
-            inputs=inputs,
-            outputs=outputs,
-            max_batch_size=max_batch_size,
-            extra_outputs=extra_outputs,
-        )
-    except (BadRequestError, UnprocessableError):
-        check_json_depth(document, _JSON_WHAT)  # too deep a document is refused first, whatever else
-        raise
-    _check_depth(document)
-    return request
-
-
-_JSON_WHAT = "the request's JSON"
-
-
-def _check_depth(document: dict[str, Any]) -> None:
-    """Refuse a decoded request nested more than :data:`MAX_JSON_DEPTH` levels.
-
-    Counting every bracket of the body cost a quarter of parsing it; here the
-    numeric ``data`` of each input, which decoding found rectangular, is
-    measured along its first elements, and only the rest of the document is
-    walked.
-
-    Raises:
-        BadRequestError: nested too deep (400).
-    """
-    rest = dict(document)
-    entries, deepest = [], 0
-    for entry in document["inputs"]:  # decoded: a list of objects
-        if entry.get("datatype") != "BYTES" and "data" in entry and not _has_binary_size(entry):
-            deepest = max(deepest, _first_path_depth(entry["data"]))
-            entry = {key: value for key, value in entry.items() if key != "data"}
-        entries.append(entry)
-    rest["inputs"] = entries
-    if deepest > MAX_JSON_DEPTH - 3:  # below the document, its inputs list and the input's object
-        check_json_depth(document, _JSON_WHAT)
-    check_json_depth(rest, _JSON_WHAT)
-
-
-def _has_binary_size(entry: dict[str, Any]) -> bool:
-    parameters = entry.get("parameters")
-    return isinstance(parameters, dict) and parameters.get("binary_data_size") is not None
-
-
-def _first_path_depth(data: Any) -> int:
-    """How many lists deep ``data``'s first element sits: its nesting, for rectangular data."""
-    depth = 0
-    while type(data) is list:
-        depth += 1
-        data = data[0] if data else None
-    return depth
+    return decode_inference_document(
+        document,
+        body,
+        tail_start,
+        model=model,
+        inputs=inputs,
+        outputs=outputs,
+        max_batch_size=max_batch_size,
+        extra_outputs=extra_outputs,
+    )
 
 
 def decode_inference_document(
@@ -228,12 +181,11 @@ def _parse_json(header: bytes, *, binary: bool) -> dict[str, Any]:
     if not header.strip():
         raise BadRequestError('request body is empty; send a JSON object such as {"inputs": [...]}')
     try:
-        document = parse_json(header, _JSON_WHAT, exact_integers=False, check_depth=False)
+        document = parse_json(header, "the request's JSON", exact_integers=False)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         hint = "" if binary else " (binary tensor data needs the Inference-Header-Content-Length header)"
         raise BadRequestError(f"request body is not valid JSON: {exc}{hint}") from None
     if not isinstance(document, dict):
-        check_json_depth(document, _JSON_WHAT)
         raise UnprocessableError(f"the inference request must be a JSON object, got {_json_type(document)}")
     return document
 
