@@ -764,3 +764,77 @@ def test_refusals_are_logged_at_debug_and_summed_in_one_warning_per_period(
         "model m version 1: 1 requests refused with 503 (queue full) since the last such warning "
         "(queue 1/1; one warning per 10 s at most, mininn_queue_rejections_total counts them all)"
     ]
+
+
+# ---- short forwards on the event loop's thread ----------------------------------------------------
+class ThreadRecordingForward:
+    """Doubles ``x``; records the thread of each call; sleeps ``sleep_s``; fails on negative values."""
+
+    def __init__(self, sleep_s: float = 0.0) -> None:
+        self.threads: list[str] = []
+        self.sleep_s = sleep_s
+
+    def __call__(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.threads.append(threading.current_thread().name)
+        time.sleep(self.sleep_s)
+        if (inputs["x"] < 0).any():
+            raise UnprocessableError("model 'm' rejected the inputs: negative value")
+        return {"y": inputs["x"] * 2}
+
+
+def test_a_lone_request_runs_on_the_loop_s_thread_once_a_solo_forward_was_seen_to_be_short(
+    executor: ThreadPoolExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runtime.batching.INLINE_MAX_S", 10.0)  # short, however loaded the machine
+    forward = ThreadRecordingForward()
+    queue = make_queue(forward, executor)
+
+    async def main() -> list[Any]:
+        return [await queue.submit(x(float(i)), policy=ON) for i in range(3)]
+
+    outputs = asyncio.run(main())
+    assert [o["y"].tolist() for o in outputs] == [[[0.0, 0.0]], [[2.0, 2.0]], [[4.0, 4.0]]]
+    loop_thread = threading.current_thread().name  # asyncio.run runs the loop here
+    assert forward.threads[0].startswith("mininn-infer")  # nothing measured yet: the pool
+    assert forward.threads[1:] == [loop_thread, loop_thread]
+    assert (queue.pending, queue.depth) == (0, 0)
+
+
+def test_concurrent_requests_and_slow_forwards_stay_on_the_pool(
+    executor: ThreadPoolExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forward = ThreadRecordingForward()
+    queue = make_queue(forward, executor)
+
+    async def main() -> None:
+        await queue.submit(x(1.0), policy=ON)  # measured: short
+        await asyncio.gather(*submit_all(queue, [x(1.0), x(2.0)]))  # two admitted: batched, on the pool
+        monkeypatch.setattr("app.runtime.batching.INLINE_MAX_S", 0.0)
+        await queue.submit(x(3.0), policy=ON)  # too slow to run inline
+
+    asyncio.run(main())
+    assert all(name.startswith("mininn-infer") for name in forward.threads), forward.threads
+
+
+def test_an_inline_forward_that_fails_or_outlives_its_deadline_answers_as_on_the_pool(
+    executor: ThreadPoolExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runtime.batching.INLINE_MAX_S", 10.0)
+    forward = ThreadRecordingForward()
+    queue = make_queue(forward, executor)
+
+    async def main() -> tuple[BaseException, BaseException]:
+        await queue.submit(x(1.0), policy=ON)
+        failed = await asyncio.gather(queue.submit(x(-1.0), policy=ON), return_exceptions=True)
+        forward.sleep_s = 0.05  # measured short before; this one outlives its 10 ms deadline
+        late = queue.submit(x(1.0), policy=ON, deadline=time.monotonic() + 0.01)
+        timed_out = await asyncio.gather(late, return_exceptions=True)
+        return failed[0], timed_out[0]
+
+    failed, timed_out = asyncio.run(main())
+    loop_thread = threading.current_thread().name
+    assert forward.threads[1:] == [loop_thread, loop_thread]
+    assert isinstance(failed, UnprocessableError) and "negative value" in failed.message
+    assert isinstance(timed_out, GatewayTimeoutError)
+    assert "while its forward pass was running" in timed_out.message
+    assert (queue.pending, queue.depth) == (0, 0)
