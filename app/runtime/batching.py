@@ -25,10 +25,6 @@ model's :class:`BatchingPolicy` is enabled):
   dimensions) while their rows fit in ``max_batch_size``; a request that does
   not fit waits for the next batch, and requests of other groups keep their
   places. One batched forward runs at a time per model version.
-- A batchable request alone in an idle model's queue, with no other request
-  admitted, runs on the event loop's own thread when the model's forward of
-  one request has lately taken at most :data:`INLINE_MAX_S` (a client that
-  sends one request at a time saves the hand-offs to a pool thread and back).
 - ``delay_ms`` > 0: an idle model waits until the oldest request is that old
   (or its group fills ``max_batch_size``) before it starts, trading latency for
   larger batches. The default 0 never waits.
@@ -74,7 +70,7 @@ from app.runtime.metrics import Metrics, observe_many
 from app.settings import Settings
 from app.store.repository import ModelSpec
 
-__all__ = ["DISCONNECT_GRACE_S", "INLINE_MAX_S", "BatchQueue", "BatchingPolicy", "cancel_on_disconnect"]
+__all__ = ["DISCONNECT_GRACE_S", "BatchQueue", "BatchingPolicy", "cancel_on_disconnect"]
 
 logger = logging.getLogger("app.runtime.batching")
 
@@ -231,7 +227,6 @@ class BatchQueue:
         self._rejected: dict[str, int] = {}  # refusals per reason since the last warning
         self._warned: dict[str, float] = {}  # when each reason was last warned about
         self._busy = False  # a batched forward is running
-        self._solo_s: float | None = None  # the forward time of a batchable request alone (moving average)
         self._wakeup: asyncio.Handle | None = None  # a scheduled _dispatch
         self._wakeup_at = 0.0
         labels = (name, str(version))
@@ -450,9 +445,6 @@ class BatchQueue:
             return
         batch = self._take(head)
         self._busy = True
-        if self._runs_inline(batch):
-            self._run_inline(batch, loop)
-            return
         try:
             future = loop.run_in_executor(self._executor, head.context.run, self._run_batch, batch)
         except RuntimeError:  # the pool was shut down
@@ -460,31 +452,6 @@ class BatchQueue:
             self._fail(batch, _shutting_down(self.name))
             return
         future.add_done_callback(functools.partial(self._finished, batch))
-
-    def _runs_inline(self, batch: list[_Request]) -> bool:
-        """Whether ``batch`` runs on the event loop's thread: see :data:`INLINE_MAX_S`."""
-        solo = self._solo_s
-        return (
-            solo is not None
-            and solo <= INLINE_MAX_S
-            and len(batch) == 1
-            and self._pending == 1
-            and not self._waiting
-        )
-
-    def _run_inline(self, batch: list[_Request], loop: asyncio.AbstractEventLoop) -> None:
-        """Run ``batch``'s forward here, on the event loop's thread, and answer it as a pooled one is."""
-        future: asyncio.Future[list[Mapping[str, Any]]] = loop.create_future()
-        try:
-            future.set_result(batch[0].context.run(self._run_batch, batch))
-        except Exception as exc:  # answered as a failed forward on the pool is
-            future.set_exception(exc)
-        now = time.monotonic()
-        for request in batch:  # past its deadline while it ran: 504, as the deadline's timer would have
-            assert request.future is not None
-            if request.deadline is not None and request.deadline <= now and not request.future.done():
-                request.future.set_exception(self._timed_out(request))
-        self._finished(batch, future)
 
     def _drop_expired(self) -> None:
         """Drop the waiting requests past their deadline (504), or whose caller already gave up."""
@@ -576,10 +543,6 @@ class BatchQueue:
             self._m_batch.observe(rows)
         if self._on_execution is not None:
             self._on_execution(rows, sum(waits) // len(waits), finished - started_ns)
-        if len(batch) == 1 and batch[0].batched:  # what a lone batchable request's forward takes
-            seconds = (finished - started_ns) / 1e9
-            solo = self._solo_s
-            self._solo_s = seconds if solo is None else 0.75 * solo + 0.25 * seconds
 
 
 def _depth_of(queue: weakref.ref[BatchQueue]) -> Callable[[], float]:
@@ -649,19 +612,6 @@ def _shutting_down(model: str) -> ServiceUnavailableError:
 
 
 # ---- client disconnects ----------------------------------------------------------------------
-INLINE_MAX_S = 0.002
-"""The longest forward that runs on the event loop's own thread, and only while nothing else waits.
-
-A batchable request that finds its model idle, with no other request admitted
-(a client that sends one request at a time), runs on the event loop's thread
-when the model's forward of one request alone has lately taken at most this
-long: the hand-off to an inference thread and back (a queue, two wake-ups, the
-interpreter lock changing hands twice) cost a good share of a small model's
-request. The loop is blocked for at most about this long; its deadline is
-checked when the forward ends (504 if it passed, as on the pool). Requests
-that arrive meanwhile are read when it ends, and batched as usual.
-"""
-
 DISCONNECT_GRACE_S = 0.05
 """How long a request runs before :func:`cancel_on_disconnect` starts watching its client.
 
