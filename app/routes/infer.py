@@ -192,7 +192,8 @@ class _RestInference:
             )
         except ServiceError as exc:
             rendered = render_service_error(Request(self.scope, self.receive), exc)
-            await self._send(rendered.status_code, bytes(rendered.body), list(rendered.raw_headers))
+            headers = [header for header in rendered.raw_headers if header[0] != b"content-length"]
+            await self._send(rendered.status_code, bytes(rendered.body), headers)
             return
         await self._send(200, body, headers)
 
