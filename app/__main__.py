@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         "port": settings.port,
         "log_level": settings.log_level,
         "log_config": logging_config(settings.log_level),
+        # one line per request costs the event loop more than parsing a small request; Triton logs none
+        "access_log": settings.access_log,
         "timeout_graceful_shutdown": 10,
         # httptools with limits on the request head's size and arrival time (MININN_MAX_HEADER_BYTES,
         # MININN_HEADER_TIMEOUT_S), which uvicorn itself does not bound

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -83,9 +84,9 @@ class _ServerApp(FastAPI):
     """FastAPI, with ``POST .../infer`` served by :class:`~app.routes.infer.InferenceFastPath`.
 
     Inference requests skip FastAPI's own layers (exception and telemetry
-    middleware, router, dependencies) and go through :attr:`inference`: the
-    same request-context and body-deadline middleware as every other request,
-    then the inference endpoint. When OpenTelemetry is configured (FastAPI's
+    middleware, router, dependencies) and the service's middleware, and go
+    to :attr:`inference`, which does what that middleware does (request id,
+    metrics, the body deadline, the last-resort 500) itself. When OpenTelemetry is configured (FastAPI's
     native telemetry is on), they take FastAPI's way, so that they are traced.
     """
 
@@ -104,9 +105,25 @@ class _ServerApp(FastAPI):
         await super().__call__(scope, receive, send)
 
 
+TELEMETRY_RECHECK_S = 1.0
+"""How long the answer to "is FastAPI's telemetry on?" is kept (OpenTelemetry set up later counts after it).
+
+FastAPI asks OpenTelemetry's global providers, reading environment variables
+on the way; asked per inference request, that cost as much as parsing the
+request's JSON.
+"""
+
+
 def _telemetry_enabled(app: FastAPI) -> bool:
     telemetry = getattr(app, "_native_telemetry", None)  # FastAPI >= 0.160
-    return telemetry is not None and bool(telemetry.enabled())
+    if telemetry is None:
+        return False
+    now = time.monotonic()
+    until, enabled = getattr(app, "_telemetry_checked", (0.0, False))
+    if now >= until:
+        enabled = bool(telemetry.enabled())
+        app._telemetry_checked = (now + TELEMETRY_RECHECK_S, enabled)  # type: ignore[attr-defined]
+    return enabled
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -155,8 +172,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     deadline = {"timeout_s": service.settings.body_timeout_s}
     app.add_middleware(BodyTimeoutMiddleware, **deadline)
     app.add_middleware(RequestContextMiddleware, **context)
-    endpoint = routes.infer.InferenceFastPath(service.plane)
-    app.inference = RequestContextMiddleware(BodyTimeoutMiddleware(endpoint, **deadline), **context)
+    # the inference endpoint does the request context and the body deadline itself
+    app.inference = routes.infer.InferenceFastPath(service.plane, service.metrics)
     for router in ROUTERS:
         codes = next((codes for known, codes in _ERRORS if known is router), _COMMON)
         app.include_router(router, responses=error_responses(*codes))

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     )
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; each loads every model.")
     log_level: LogLevel = Field("info", description="Log level of the server and of mininn.")
+    access_log: bool = Field(
+        False, description="Log one line per HTTP request (uvicorn's access log, at info); off as in Triton."
+    )
     device: str = Field("cpu", description="Default device of the models: cpu, cuda or cuda:N.")
     dtype: str = Field("float32", description="Default floating dtype of the models' parameters.")
     model_repository: Path = Field(

@@ -23,9 +23,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import RequestTimeoutError
 
-__all__ = ["BodyTimeoutMiddleware"]
+__all__ = ["BYTES_PER_SECOND", "BodyTimeoutMiddleware"]
 
-_BYTES_PER_SECOND = 1 << 20  # the allowance per byte received: 1 s per MiB
+BYTES_PER_SECOND = 1 << 20
+"""The allowance per byte received: 1 s per MiB."""
 
 
 class BodyTimeoutMiddleware:
@@ -60,7 +61,7 @@ class _DeadlineReceive:
     async def __call__(self) -> Message:
         if self.done:
             return await self.receive()
-        remaining = self.started + self.timeout_s + self.received / _BYTES_PER_SECOND - time.monotonic()
+        remaining = self.started + self.timeout_s + self.received / BYTES_PER_SECOND - time.monotonic()
         try:
             message: dict[str, Any] = await asyncio.wait_for(self.receive(), max(remaining, 0.0))
         except asyncio.TimeoutError:

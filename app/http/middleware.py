@@ -21,7 +21,7 @@ from app.errors import loggable
 from app.log import request_id_for, request_id_var
 from app.runtime.metrics import Metrics
 
-__all__ = ["RequestContextMiddleware"]
+__all__ = ["RequestContextMiddleware", "internal_error", "observe_request"]
 
 logger = logging.getLogger("app.errors")
 
@@ -39,8 +39,6 @@ class RequestContextMiddleware:
         self.app = app
         self.metrics = metrics
         self.is_known_model = is_known_model
-        # (model, endpoint, method, status) -> its series; these metrics' series are never removed
-        self._series: dict[tuple[str, str, str, int], tuple[Any, Any, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,7 +55,7 @@ class RequestContextMiddleware:
                 message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
             await send(message)
 
-        self.metrics.in_flight.inc()
+        self.metrics.request_started()
         try:
             await self.app(scope, receive, send_with_id)
         except Exception as exc:  # the last resort: log it, answer without the stack
@@ -69,30 +67,25 @@ class RequestContextMiddleware:
                 exc_info=exc,
             )
             if not state["started"]:
-                await _internal_error(send_with_id, request_id)
+                await internal_error(send_with_id, request_id)
         finally:
-            self.metrics.in_flight.dec()
-            self._observe(scope, int(state["status"]), time.perf_counter() - started)
+            observe_request(self.metrics, self.is_known_model, scope, int(state["status"]), started)
             request_id_var.reset(token)
 
-    def _observe(self, scope: Scope, status: int, seconds: float) -> None:
-        route = scope.get("route")
-        endpoint = getattr(route, "path", None) or "unmatched"
-        name = (scope.get("path_params") or {}).get("model_name")
-        model = "" if name is None else (name if self.is_known_model(name) else "_unknown")
-        key = (model, endpoint, scope["method"], status)
-        series = self._series.get(key)
-        if series is None:  # prometheus_client's labels() costs a few microseconds a call
-            series = self._series[key] = (
-                self.metrics.requests.labels(model, endpoint, scope["method"], str(status)),
-                self.metrics.latency.labels(model, endpoint),
-                self.metrics.failures.labels(model, endpoint, str(status)) if status >= 400 else None,
-            )
-        requests, latency, failures = series
-        requests.inc()
-        latency.observe(seconds)
-        if failures is not None:
-            failures.inc()
+
+def observe_request(
+    metrics: Metrics, is_known_model: Callable[[str], bool], scope: Scope, status: int, started: float
+) -> None:
+    """Count an HTTP request that ended with ``status``, begun at ``time.perf_counter()`` ``started``.
+
+    Labels: the model the path names (``_unknown`` for a name the repository
+    lacks), the route template (``unmatched``), the method and the status.
+    """
+    route = scope.get("route")
+    endpoint = getattr(route, "path", None) or "unmatched"
+    name = (scope.get("path_params") or {}).get("model_name")
+    model = "" if name is None else (name if is_known_model(name) else "_unknown")
+    metrics.request_ended(model, endpoint, scope["method"], status, time.perf_counter() - started)
 
 
 def _request_id(scope: Scope) -> str:
@@ -102,7 +95,8 @@ def _request_id(scope: Scope) -> str:
     return request_id_for(None)
 
 
-async def _internal_error(send: Callable[[Message], Any], request_id: str) -> None:
+async def internal_error(send: Callable[[Message], Any], request_id: str) -> None:
+    """Answer 500 with a body that names the request id and nothing of the error."""
     body = json.dumps(
         {"error": f"internal server error (request id {request_id}); the server log has the details"}
     ).encode()

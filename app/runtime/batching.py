@@ -50,6 +50,7 @@ import logging
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from concurrent.futures import Executor
@@ -65,7 +66,7 @@ from app.errors import (
     ServiceUnavailableError,
     UnprocessableError,
 )
-from app.runtime.metrics import Metrics
+from app.runtime.metrics import Metrics, observe_many
 from app.settings import Settings
 from app.store.repository import ModelSpec
 
@@ -229,7 +230,8 @@ class BatchQueue:
         self._wakeup: asyncio.Handle | None = None  # a scheduled _dispatch
         self._wakeup_at = 0.0
         labels = (name, str(version))
-        self._m_depth = metrics.queue_depth.labels(*labels) if metrics else None
+        if metrics is not None:  # read when collected: exact, and nothing to update per request
+            metrics.queue_depth.labels(*labels).set_function(_depth_of(weakref.ref(self)))
         self._m_wait = metrics.queue_wait.labels(*labels) if metrics else None
         self._m_batch = metrics.batch_size.labels(*labels) if metrics else None
         self._m_rejected = metrics.queue_rejections if metrics else None
@@ -370,7 +372,6 @@ class BatchQueue:
                 if not request.started and not request.abandoned:
                     request.abandoned = True
                     self._alone_waiting -= 1
-        self._update_depth()
 
     def _unqueue(self, key: Hashable, rows: int) -> None:
         left = self._rows[key] - rows
@@ -379,15 +380,10 @@ class BatchQueue:
         else:
             del self._rows[key]
 
-    def _update_depth(self) -> None:
-        if self._m_depth is not None:
-            self._m_depth.set(self.depth)
-
     # -- lone requests ----------------------------------------------------------------------
     def _start_alone(self, request: _Request, forward: Forward) -> None:
         with self._lock:
             self._alone_waiting += 1
-        self._update_depth()
         loop = asyncio.get_running_loop()
         try:
             request.future = loop.run_in_executor(
@@ -404,7 +400,6 @@ class BatchQueue:
             self._alone_waiting -= 1
             expired = request.deadline is not None and time.monotonic() > request.deadline
             request.abandoned, request.started = expired, not expired
-        self._update_depth()
         if expired:
             raise self._timed_out(request)
         started = time.perf_counter_ns()
@@ -420,7 +415,6 @@ class BatchQueue:
         request.key = _group_key(request.inputs)
         self._waiting.append(request)
         self._rows[request.key] = self._rows.get(request.key, 0) + request.rows
-        self._update_depth()
         if not self._busy:
             self._wake(loop, 0.0)
 
@@ -468,7 +462,6 @@ class BatchQueue:
             assert request.future is not None
             if not request.future.done():
                 request.future.set_exception(self._timed_out(request))
-        self._update_depth()
 
     def _take(self, head: _Request) -> list[_Request]:
         """The next batch: ``head``, then later requests of its group while their rows fit."""
@@ -491,7 +484,6 @@ class BatchQueue:
         kept.extend(waiting)
         self._waiting = kept
         self._unqueue(head.key, rows)
-        self._update_depth()
         return batch
 
     def _run_batch(self, batch: list[_Request]) -> list[Mapping[str, Any]]:
@@ -547,11 +539,20 @@ class BatchQueue:
         finished = time.perf_counter_ns()
         waits = [started_ns - request.queued_ns for request in batch]
         if self._m_wait is not None and self._m_batch is not None:
-            for wait in waits:
-                self._m_wait.observe(wait / 1e9)
+            observe_many(self._m_wait, [wait / 1e9 for wait in waits])
             self._m_batch.observe(rows)
         if self._on_execution is not None:
             self._on_execution(rows, sum(waits) // len(waits), finished - started_ns)
+
+
+def _depth_of(queue: weakref.ref[BatchQueue]) -> Callable[[], float]:
+    """What ``mininn_queue_depth`` reads of a queue (0 once it is gone; a weak reference keeps no model)."""
+
+    def depth() -> float:
+        alive = queue()
+        return 0.0 if alive is None else float(alive.depth)
+
+    return depth
 
 
 def _counted(error: E) -> E:

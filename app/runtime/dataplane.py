@@ -146,7 +146,8 @@ class DataPlane:
         ok, batch_size, input_ns, output_ns = False, 1, 0, 0
         try:
             request = await decode()
-            check_request_parameters(request.parameters, model=model.name, accepts=accepts)
+            if request.parameters:
+                check_request_parameters(request.parameters, model=model.name, accepts=accepts)
             check_classification(request.outputs, model.output_datatypes)
             capture = capture_for(request) if capture_for is not None else None
             if request.parameters.get("steering") is not None:
@@ -170,14 +171,15 @@ class DataPlane:
             )
             response = encode(request, outputs)
             output_ns, ok = time.perf_counter_ns() - inferred_at, True
-            logger.debug(
-                "request %s: model %s version %d, batch %d, %.2f ms",
-                request_id_var.get(),
-                model.name,
-                model.version,
-                batch_size,
-                (time.perf_counter_ns() - started) / 1e6,
-            )
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug(
+                    "request %s: model %s version %d, batch %d, %.2f ms",
+                    request_id_var.get(),
+                    model.name,
+                    model.version,
+                    batch_size,
+                    (time.perf_counter_ns() - started) / 1e6,
+                )
             return response
         finally:
             model.statistics.record_request(

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Duration", "InferenceStatistics"]
 
+_MAX_UNADDED = 1024  # requests recorded before they are added up even without a forward pass
 _PHASES = ("queue", "compute_input", "compute_infer", "compute_output")
 
 
@@ -55,6 +57,10 @@ class _BatchStats:
 class InferenceStatistics:
     """Thread-safe counters for one model version.
 
+    A request's numbers are appended to a queue (a ``deque.append``, no lock, on
+    the event loop) and added up under the lock once per forward pass and
+    whenever the statistics are read, so every reader sees every request.
+
     Args:
         name: the model's name.
         version: the version these numbers belong to.
@@ -69,10 +75,12 @@ class InferenceStatistics:
         self._inference_count = 0
         self._execution_count = 0
         self._last_inference_ms = 0
+        self._requests: deque[tuple[bool, int, int, int, int]] = deque()  # not added up yet
 
     def record_execution(self, batch_size: int, queue_ns: int, infer_ns: int) -> None:
         """One forward pass over ``batch_size`` samples, after ``queue_ns`` of waiting."""
         with self._lock:
+            self._add_requests()
             self._phases["queue"].add(queue_ns)
             self._phases["compute_infer"].add(infer_ns)
             self._batch(batch_size).compute_infer.add(infer_ns)
@@ -84,11 +92,20 @@ class InferenceStatistics:
         self, *, ok: bool, total_ns: int, batch_size: int = 1, input_ns: int = 0, output_ns: int = 0
     ) -> None:
         """One request that ended (``ok``: with a 200) after ``total_ns``."""
-        with self._lock:
-            self._phases["success" if ok else "fail"].add(total_ns)
+        self._requests.append((ok, total_ns, batch_size, input_ns, output_ns))
+        if len(self._requests) >= _MAX_UNADDED:  # requests that never reach a forward (refused ones)
+            with self._lock:
+                self._add_requests()
+
+    def _add_requests(self) -> None:
+        """Add up the requests recorded since the last call (the caller holds the lock)."""
+        requests, phases = self._requests, self._phases
+        while requests:
+            ok, total_ns, batch_size, input_ns, output_ns = requests.popleft()
+            phases["success" if ok else "fail"].add(total_ns)
             if ok:
-                self._phases["compute_input"].add(input_ns)
-                self._phases["compute_output"].add(output_ns)
+                phases["compute_input"].add(input_ns)
+                phases["compute_output"].add(output_ns)
                 batch = self._batch(batch_size)
                 batch.compute_input.add(input_ns)
                 batch.compute_output.add(output_ns)
@@ -99,6 +116,7 @@ class InferenceStatistics:
     def as_dict(self) -> dict[str, Any]:
         """This version's entry of ``model_stats``."""
         with self._lock:
+            self._add_requests()
             inference_stats = {name: duration.as_dict() for name, duration in self._phases.items()}
             inference_stats["cache_hit"] = Duration().as_dict()
             inference_stats["cache_miss"] = Duration().as_dict()

@@ -146,3 +146,24 @@ def test_the_default_model_repository_is_ignored_by_git() -> None:
 
     assert git("check-ignore", "--no-index", "--quiet", str(weights)).returncode == 0
     assert git("ls-files", "--", str(folder)).stdout == ""
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, False), ("true", True), ("false", False)])
+def test_the_access_log_is_off_unless_asked_for_and_reaches_uvicorn(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str | None, expected: bool
+) -> None:
+    import uvicorn
+
+    import app.__main__
+
+    if value is not None:
+        monkeypatch.setenv("MININN_ACCESS_LOG", value)
+    monkeypatch.setenv("MININN_MODEL_REPOSITORY", str(tmp_path))
+    monkeypatch.setenv("MININN_SEED_REPOSITORY", "false")
+    assert load_settings().access_log is expected
+    passed: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: passed.update(kwargs))
+    monkeypatch.setattr(app.__main__.signal, "signal", lambda *args: None)  # leave the test's handlers alone
+    monkeypatch.setattr(app.__main__.logging.config, "dictConfig", lambda config: None)  # and its logging
+    assert app.__main__.main([]) == 0
+    assert passed["access_log"] is expected

@@ -314,3 +314,55 @@ def test_bad_binary_flags_are_422() -> None:
         parse({"inputs": json_inputs(), "parameters": {"binary_data_output": 1}})
     with pytest.raises(UnprocessableError, match="output 'y': binary_data must be true or false, got 'yes'"):
         parse({"inputs": json_inputs(), "outputs": [{"name": "y", "parameters": {"binary_data": "yes"}}]})
+
+
+# ---- nesting: numeric data is measured along its first elements, the rest walked ----------------------
+def _nest(value: Any, levels: int) -> Any:
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_numeric_data_nested_past_the_depth_limit_is_400_even_when_its_count_fits(extra: int) -> None:
+    # document, inputs list and input object are 3 levels; data [[...[0, 1, 2]...]] adds its own
+    from app.http.json_limits import MAX_JSON_DEPTH
+
+    levels = MAX_JSON_DEPTH - 3 + extra
+    inputs = json_inputs(1)
+    inputs[0]["data"] = _nest([0.0, 1.0, 2.0], levels - 1)  # size 3 fits shape [1, 3] at any nesting
+    if extra:
+        with pytest.raises(BadRequestError, match="more than 64 levels deep"):
+            parse({"inputs": inputs})
+    else:
+        assert parse({"inputs": inputs}).inputs["x"].tolist() == [[0.0, 1.0, 2.0]]
+
+
+def test_deep_nesting_beside_numeric_data_is_400() -> None:
+    inputs = json_inputs(1)
+    inputs[1]["parameters"] = {"note": _nest(1, 62)}  # 3 + 62 levels
+    with pytest.raises(BadRequestError, match="more than 64 levels deep"):
+        parse({"inputs": inputs})
+    with pytest.raises(BadRequestError, match="more than 64 levels deep"):
+        parse({"inputs": json_inputs(1), "extra": _nest(1, 64)})
+
+
+def test_a_too_deep_request_is_400_before_its_other_faults() -> None:
+    inputs = json_inputs(1)
+    inputs[0]["datatype"] = "INT8"  # a 422 on its own
+    with pytest.raises(BadRequestError, match="more than 64 levels deep"):
+        parse({"inputs": inputs, "extra": _nest(1, 64)})
+    with pytest.raises(BadRequestError, match="more than 64 levels deep"):
+        parse(_nest(1, 65))  # not an object, and too deep
+
+
+def test_unused_data_beside_binary_data_is_walked_for_depth() -> None:
+    x = np.zeros((1, 3), np.float32)
+    ids = np.zeros((1, 2), np.int64)
+    inputs = [
+        {"name": "x", "shape": [1, 3], "datatype": "FP32", "parameters": {"binary_data_size": 12},
+         "data": _nest(0, 64)},
+        {"name": "ids", "shape": [1, 2], "datatype": "INT64", "parameters": {"binary_data_size": 16}},
+    ]
+    with pytest.raises(BadRequestError, match="more than 64 levels deep"):
+        parse({"inputs": inputs}, x.tobytes() + ids.tobytes())
