@@ -37,6 +37,25 @@ def pytest_configure(config: pytest.Config) -> None:
     root = Path(__file__).resolve().parent.parent
     for package in ("app", "mininn", "models"):
         compileall.compile_dir(root / package, quiet=1)
+    if config.getoption("dist", "no") != "no":
+        _one_blas_thread_per_worker()
+
+
+# What NumPy's BLAS (OpenBLAS, MKL) and torch read at import for their thread counts.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_blas_thread_per_worker() -> None:
+    """One BLAS and torch thread in each xdist worker, and in the servers the tests start.
+
+    Set in the controller before it starts the workers, which inherit its environment (as do
+    the servers they start). ``-n 2`` on CI's two cores already keeps both cores busy; with
+    each worker's BLAS and torch also starting a thread per core, four threads spin for two
+    cores. It is how the suite is run locally (``OMP_NUM_THREADS=1``), so every test's
+    figures are the ones it was written against. A value already set wins.
+    """
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
