@@ -6,7 +6,8 @@ the same checks as a REST request (:func:`app.v2.request.decode_inference_docume
 order), typed ``contents`` as JSON ``data``, except ``bytes_contents``, which are
 framed like a binary ``BYTES`` tensor. Outputs always go back as
 ``raw_output_contents``, as Triton sends them; ``tritonclient.grpc`` and
-KServe's client read those.
+KServe's client read those. (A request that sends only raw contents and no
+parameters skips the JSON form: :mod:`app.grpc.raw_request`.)
 """
 
 from __future__ import annotations
