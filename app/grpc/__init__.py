@@ -7,6 +7,7 @@
   ``python -m app.grpc.generate`` regenerates them (:mod:`app.grpc.generate` has
   the exact ``grpc_tools.protoc`` command).
 - :mod:`app.grpc.codec`: ``ModelInfer`` messages to and from the V2 request and response.
+- :mod:`app.grpc.raw_request`: the direct decode of a plain raw-contents ``ModelInfer``.
 - :mod:`app.grpc.servicer`: the service, a thin adapter over the data plane.
 - :mod:`app.grpc.server`: the gRPC server the app's lifespan starts.
 """

@@ -6,7 +6,8 @@ the same checks as a REST request (:func:`app.v2.request.decode_inference_docume
 order), typed ``contents`` as JSON ``data``, except ``bytes_contents``, which are
 framed like a binary ``BYTES`` tensor. Outputs always go back as
 ``raw_output_contents``, as Triton sends them; ``tritonclient.grpc`` and
-KServe's client read those.
+KServe's client read those. (A request that sends only raw contents and no
+parameters skips the JSON form: :mod:`app.grpc.raw_request`.)
 """
 
 from __future__ import annotations
@@ -143,9 +144,17 @@ def infer_response(
     Raises:
         UnprocessableError: a requested output was not produced.
     """
-    response = pb.ModelInferResponse(model_name=model_name, model_version=model_version, id=request.id or "")
-    requested = with_capture_outputs(request, results, datatypes)
-    for output, array in output_arrays(results, requested, datatypes):
-        response.outputs.add(name=output.name, datatype=v2_datatype(array.dtype), shape=array.shape)
-        response.raw_output_contents.append(encode_binary(array))
-    return response
+    tensors, contents = [], []
+    for output, array in output_arrays(results, with_capture_outputs(request, results, datatypes), datatypes):
+        tensors.append(_OutputTensor(name=output.name, datatype=v2_datatype(array.dtype), shape=array.shape))
+        contents.append(encode_binary(array))  # the array's bytes, copied once (protobuf keeps them)
+    return pb.ModelInferResponse(
+        model_name=model_name,
+        model_version=model_version,
+        id=request.id or "",
+        outputs=tensors,
+        raw_output_contents=contents,
+    )
+
+
+_OutputTensor = pb.ModelInferResponse.InferOutputTensor

@@ -31,6 +31,7 @@ from app.auth import check_read, check_write
 from app.errors import ServiceError, loggable
 from app.grpc import inference_pb2 as pb
 from app.grpc.codec import infer_response, parameters_from_proto, request_document
+from app.grpc.raw_request import decode_raw_request
 from app.grpc.stream import FINAL, Send, StreamAnswers, generation_responses
 from app.log import request_id_for, request_id_var
 from app.routes.health import EXTENSIONS
@@ -192,15 +193,19 @@ class InferenceServicer:
         max_elements = self.service.settings.max_activation_elements
 
         async def decode() -> InferenceRequest:
-            document, tail = request_document(request)
-            parsed = decode_inference_document(
-                document,
-                tail,
-                model=model.name,
-                inputs=model.inputs,
-                outputs=model.outputs,
-                max_batch_size=model.max_batch_size,
+            parsed = decode_raw_request(
+                request, inputs=model.inputs, outputs=model.outputs, max_batch_size=model.max_batch_size
             )
+            if parsed is None:  # not a plain raw-contents request: the general path, and its errors
+                document, tail = request_document(request)
+                parsed = decode_inference_document(
+                    document,
+                    tail,
+                    model=model.name,
+                    inputs=model.inputs,
+                    outputs=model.outputs,
+                    max_batch_size=model.max_batch_size,
+                )
             deadline_us = call.remaining_us()
             if deadline_us is not None:
                 parsed.timeout_us = min(parsed.timeout_us or deadline_us, deadline_us)
