@@ -116,10 +116,21 @@ def _finish(input: Tensor, fn: type[ArrayFunction], inplace: bool, *args: Any) -
 # ---- piecewise-linear ----------------------------------------------------------------------
 
 
+# one zero scalar per dtype: making ``dtype.type(0)`` on every call costs as much as a small relu
+_ZEROS: dict[Any, Any] = {}
+
+
+def _zero(dtype: Any) -> Any:
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = dtype.type(0)
+    return z
+
+
 class _Relu(_Pointwise):
     @staticmethod
     def compute(x: Any) -> tuple[Any, ...]:
-        out = np.maximum(x, x.dtype.type(0))
+        out = np.maximum(x, _zero(x.dtype))
         return out, out
 
     @staticmethod
@@ -128,7 +139,7 @@ class _Relu(_Pointwise):
 
 
 def _relu_(x: Any) -> None:
-    np.maximum(x, x.dtype.type(0), out=x)
+    np.maximum(x, _zero(x.dtype), out=x)
 
 
 def _hardtanh_(x: Any, lo: float, hi: float) -> None:
@@ -137,6 +148,8 @@ def _hardtanh_(x: Any, lo: float, hi: float) -> None:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise."""
+    if not inplace:
+        return _Relu.apply(input)
     return _finish(input, _Relu, inplace)
 
 
