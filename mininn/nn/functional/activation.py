@@ -23,6 +23,8 @@ from mininn._functions.softmax import softmax as _core_softmax
 from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
+from mininn._tensor_core import TensorCore
+from mininn.autograd.grad_mode import _state
 from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import (
     MulMask,
@@ -127,10 +129,14 @@ def _zero(dtype: Any) -> Any:
     return z
 
 
+def _relu_array(x: Any) -> Any:
+    return np.maximum(x, _zero(x.dtype))
+
+
 class _Relu(_Pointwise):
     @staticmethod
     def compute(x: Any) -> tuple[Any, ...]:
-        out = np.maximum(x, _zero(x.dtype))
+        out = _relu_array(x)
         return out, out
 
     @staticmethod
@@ -148,9 +154,11 @@ def _hardtanh_(x: Any, lo: float, hi: float) -> None:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise."""
-    if not inplace:
-        return _Relu.apply(input)
-    return _finish(input, _Relu, inplace)
+    if inplace:
+        return _finish(input, _Relu, inplace)
+    if not _state.enabled and isinstance(input, TensorCore):
+        return Tensor(_relu_array(input._data))  # nothing to record: _Relu's arithmetic alone
+    return _Relu.apply(input)
 
 
 class _Hardtanh(ArrayFunction):

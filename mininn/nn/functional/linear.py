@@ -85,15 +85,20 @@ def _linear_fast(input: Any, weight: Any, bias: Any) -> Tensor | None:
         return None
     x = input._data
     w = weight._data
+    if type(x) is not _ndarray or type(w) is not _ndarray or w.ndim != 2:
+        return None
+    dt = w.dtype  # dtypes compared by identity first: ``!=`` between dtypes costs a conversion
+    if x.dtype is not dt and x.dtype != dt:
+        return None
     if bias is None:
         b = None
     elif isinstance(bias, TensorCore):
         b = bias._data
-        if type(b) is not _ndarray or b.ndim != 1 or b.shape[0] != w.shape[0] or b.dtype != w.dtype:
+        if type(b) is not _ndarray or b.ndim != 1 or b.shape[0] != w.shape[0]:
+            return None
+        if b.dtype is not dt and b.dtype != dt:
             return None
     else:
-        return None
-    if type(x) is not _ndarray or type(w) is not _ndarray or w.ndim != 2 or x.dtype != w.dtype:
         return None
     if _state.enabled and not (
         _untracked(input) and _untracked(weight) and (bias is None or _untracked(bias))
