@@ -120,7 +120,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = _linear_fast(input, weight, bias)
     if out is not None:
         return out
-    in_features = input.shape[-1] if input.ndim else 1
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and {weight.ndim}D"
+        )
+    in_features = input.shape[-1]
     if weight.ndim != 2 or weight.shape[1] != in_features:
         rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
         w_shape = tuple(weight.shape) + (1,) * (2 - weight.ndim)
