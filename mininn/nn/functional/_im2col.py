@@ -11,6 +11,8 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from mininn.nn.functional._utils import as_strided, xp_of
 
 __all__ = ["Dims", "Pads", "interior", "pad_zeros", "windows", "im2col", "taps", "tap", "col2im",
@@ -52,6 +54,10 @@ def windows(x: Any, kernel: Dims, stride: Dims, dilation: Dims, out_sz: Dims,
     else:
         shape = x.shape[:2] + kernel + out_sz
         strides = (s_n, s_c) + tap_strides + pix_strides
+    if type(x) is np.ndarray and x.flags.c_contiguous:  # the same view, built several times faster
+        view = np.ndarray(shape, x.dtype, x, 0, strides)
+        view.flags.writeable = False
+        return view
     return as_strided(x, shape, strides)
 
 

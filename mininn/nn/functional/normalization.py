@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from mininn.autograd.grad_mode import is_grad_enabled
 from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import check_float, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
@@ -49,9 +50,7 @@ class _BatchNorm(ArrayFunction):
         invstd = t(1) / np.sqrt(var + t(eps))
         scale = invstd if w is None else invstd * w
         if xc is None:  # eval: one multiply-add with folded constants
-            shift = -mean * scale if b is None else b - mean * scale
-            out = x * scale.reshape(bshape)
-            out += shift.reshape(bshape)
+            out = _scale_shift(x, scale, mean, b, bshape)
         else:
             out = xc * scale.reshape(bshape)
             if b is not None:
@@ -82,6 +81,33 @@ class _BatchNorm(ArrayFunction):
         return gx, gw, (gb if need[2] else None), None, None, None, None, None, None
 
 
+def _scale_shift(x: Any, scale: Any, mean: Any, b: Any, bshape: tuple[int, ...]) -> Any:
+    """``(x - mean) * scale + b`` per channel, as one multiply-add with folded constants."""
+    shift = -mean * scale if b is None else b - mean * scale
+    out = x * scale.reshape(bshape)
+    out += shift.reshape(bshape)
+    return out
+
+
+def _batch_norm_eval(input: Tensor, running_mean: Tensor, running_var: Tensor, weight: Tensor | None,
+                     bias: Tensor | None, eps: float) -> Tensor | None:
+    """Eval-mode ``batch_norm`` with grad mode off, on NumPy floats whose per-channel tensors are all
+    ``(C,)`` of the input's dtype; None otherwise (``batch_norm`` then checks and raises). The same
+    arithmetic as ``_BatchNorm``'s eval forward, without its argument checks and autograd wrapper."""
+    x = input._data
+    if type(x) is not np.ndarray or x.ndim < 2 or x.dtype.kind != "f":
+        return None
+    per_channel = (x.shape[1],)
+    arrays = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
+    for a in arrays:
+        if a is not None and (type(a) is not np.ndarray or a.dtype != x.dtype or a.shape != per_channel):
+            return None
+    mean, var, w, b = arrays
+    invstd = np.reciprocal(np.sqrt(var + x.dtype.type(eps)))  # 1 / sqrt, correctly rounded either way
+    scale = invstd if w is None else invstd * w
+    return Tensor(_scale_shift(x, scale, mean, b, (1, x.shape[1]) + (1,) * (x.ndim - 2)))
+
+
 def _update_running(running_mean: Any, running_var: Any, mean: Any, unbiased_var: Any,
                     momentum: float) -> None:
     keep = running_mean.dtype.type(1.0 - momentum)
@@ -107,6 +133,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     updates them in place (the variance unbiased). Otherwise the running
     statistics normalise.
     """
+    if not training and running_mean is not None and running_var is not None and not is_grad_enabled():
+        out = _batch_norm_eval(input, running_mean, running_var, weight, bias, float(eps))
+        if out is not None:
+            return out
     if training:
         size = input.shape
         if int(np.prod(size)) // max(size[1] if len(size) > 1 else 1, 1) == 1:

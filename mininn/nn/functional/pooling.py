@@ -73,9 +73,30 @@ def _named(prefix: str, values: Dims, axes: tuple[str, ...]) -> str:
     return " ".join(f"{prefix}{a}: {v}" for a, v in zip(axes, values))
 
 
+# (input's channels and spatial size, kernel, stride, padding, dilation, ceil_mode, check_input_size)
+# -> the output's spatial size, for geometries that passed ``_checked_geometry``'s checks
+_GEOMETRY: dict[tuple[Any, ...], Dims] = {}
+
+
 def _geometry(x: Any, kernel: Dims, stride: Dims, padding: Dims, dilation: Dims, ceil_mode: bool,
               check_input_size: bool = False) -> Dims:
-    """The output's spatial size, with torch's 2-D / 3-D pooling shape checks."""
+    """The output's spatial size, with torch's 2-D / 3-D pooling shape checks (cached once passed)."""
+    key = (x.shape[-len(kernel) - 1 :], kernel, stride, padding, dilation, bool(ceil_mode), check_input_size)
+    try:
+        out = _GEOMETRY.get(key)
+    except TypeError:  # an unhashable argument: checked every time
+        return _checked_geometry(x, kernel, stride, padding, dilation, ceil_mode, check_input_size)
+    if out is None:
+        out = _checked_geometry(x, kernel, stride, padding, dilation, ceil_mode, check_input_size)
+        if len(_GEOMETRY) >= 1024:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = out
+    return out
+
+
+def _checked_geometry(x: Any, kernel: Dims, stride: Dims, padding: Dims, dilation: Dims, ceil_mode: bool,
+                      check_input_size: bool) -> Dims:
+    """``_geometry`` without the cache."""
     nd = len(kernel)
     axes = _AXES[nd]
     in_sz = tuple(x.shape[-nd:])
@@ -241,12 +262,38 @@ def _flat_indices(arg: Any, in_sz: Dims, kernel: Dims, stride: Dims, padding: Di
     return flat.astype(np.int64)
 
 
+def _tiled_max(x: Any, kernel: Dims, out_sz: Dims) -> Any | None:
+    """Window maxima when the windows tile the input (stride = kernel, no padding or dilation, every
+    window inside): the elementwise ``maximum`` of the ``k`` strided views along each axis in turn,
+    NaN propagating as in torch. None when the windows do not tile or the input is not in NumPy."""
+    if type(x) is not np.ndarray:
+        return None
+    for o, k, size in zip(out_sz, kernel, x.shape[2:]):
+        if o * k > size:  # a ceil-mode window past the edge
+            return None
+    out = x
+    lead: tuple[slice, ...] = (slice(None), slice(None))
+    for k, o in zip(kernel, out_sz):
+        if k > 1:
+            src, end = out, k * o
+            out = np.maximum(src[lead + (slice(0, end, k),)], src[lead + (slice(1, end, k),)])
+            for i in range(2, k):
+                np.maximum(out, src[lead + (slice(i, end, k),)], out=out)
+        lead += (slice(None),)
+    return out.copy() if out is x else out
+
+
 def _max_pool(input: Tensor, kernel: Dims, stride: Dims, padding: Dims, dilation: Dims, ceil_mode: bool,
               return_indices: bool) -> Any:
     nd = len(kernel)
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     out_sz = _geometry(x._data, kernel, stride, padding, dilation, ceil_mode)
+    if (not return_indices and stride == kernel and not any(padding) and all(d == 1 for d in dilation)
+            and not needs_grad(x)):
+        tiled = _tiled_max(x._data, kernel, out_sz)
+        if tiled is not None:
+            return Tensor(tiled[0] if unbatched else tiled)
     if not return_indices and not needs_grad(x):  # inference: a running maximum, no winners
         out = Tensor(_max_values(x._data, kernel, stride, padding, dilation, out_sz))
         return out.squeeze(0) if unbatched else out

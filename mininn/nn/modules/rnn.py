@@ -4,7 +4,10 @@ Each layer-direction runs as one autograd op (``mininn/nn/functional/_rnn.py``):
 the time loop and backpropagation through time are NumPy loops inside it, not
 a graph of per-step tensor ops. Tensor batches and ``PackedSequence`` batches
 take the same path: a ``(T, B, *)`` batch is packed data with ``B`` rows at
-every step.
+every step. A forward that no gradient will flow through (``no_grad``, or
+nothing requires grad) on cpu arrays skips autograd altogether: the whole stack
+runs on arrays (``mininn/nn/functional/_rnn_fused.py``), the directions of a
+layer in one time loop, and the cells one step the same way.
 """
 
 # ruff: noqa: A001, A002 - torch names the forward argument `input`
@@ -14,14 +17,18 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+import weakref
 from typing import Any
+
+import numpy as np
 
 from mininn._factories import empty
 from mininn._functions.join import cat, stack
 from mininn.nn import functional as F
 from mininn.nn import init
 from mininn.nn.functional._rnn import recurrent_layer
-from mininn.nn.functional._utils import scalar_name
+from mininn.nn.functional._rnn_fused import PreparedWeights, fused_cell, fused_layers
+from mininn.nn.functional._utils import needs_grad, scalar_name
 from mininn.nn.modules._utils import changed_settings
 from mininn.nn.modules.module import Module
 from mininn.nn.parameter import Parameter
@@ -31,6 +38,32 @@ from mininn.tensor import Tensor
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fusable(tensors: list[Any]) -> bool:
+    """Whether a call on ``tensors`` can skip autograd: nothing recorded, all cpu float arrays."""
+    if needs_grad(*tensors):
+        return False
+    dtype = tensors[0]._data.dtype
+    return dtype in _FUSED_DTYPES and all(
+        t is None or (type(t._data) is np.ndarray and t._data.dtype == dtype) for t in tensors
+    )
+
+
+# each module's prepared weights for the no-grad path, dropped with the module (not in its state)
+_PREPARED: weakref.WeakKeyDictionary[Module, PreparedWeights] = weakref.WeakKeyDictionary()
+
+
+def _prepared_weights(module: Module) -> PreparedWeights:
+    cache = _PREPARED.get(module)
+    if cache is None:
+        cache = _PREPARED[module] = PreparedWeights()
+    return cache
+
+
+def _array(t: Tensor | None) -> Any:
+    return None if t is None else t._data
 
 
 def _check_config(input_size: Any, hidden_size: Any, num_layers: int, bias: Any, batch_first: Any,
@@ -153,7 +186,7 @@ class RNNBase(Module):
     # ---- checks (torch's names and messages) ------------------------------------------------
 
     def check_input(self, input: Tensor, batch_sizes: Any) -> None:
-        weight = self._flat_weights[0]
+        weight = getattr(self, self._flat_weights_names[0])
         if input.dtype != weight.dtype:
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). "
@@ -231,6 +264,12 @@ class RNNBase(Module):
 
     def _run(self, input: Any, h0: Tensor | None, c0: Tensor | None) -> tuple[Any, Tensor, Tensor | None]:
         """The checked, batched forward: output (tensor or packed) and final states."""
+        data = input.data if isinstance(input, PackedSequence) else input
+        dropout_draws = self.training and self.dropout > 0 and self.num_layers > 1
+        if not dropout_draws and data._data.size:
+            weights = self._flat_weights
+            if _fusable([data, h0, c0, *weights]):
+                return self._run_fused(input, h0, c0, weights)
         if isinstance(input, PackedSequence):
             rows, batch_sizes = input.data, input.batch_sizes.tolist()
             out, h_n, c_n = self._layers(rows, batch_sizes, h0, c0)
@@ -240,6 +279,27 @@ class RNNBase(Module):
         out, h_n, c_n = self._layers(rows, batch_sizes, h0, c0)
         out = out.reshape(len(batch_sizes), batch_sizes[0], out.shape[1])
         return (out.transpose(0, 1) if self.batch_first else out), h_n, c_n
+
+    def _run_fused(self, input: Any, h0: Tensor | None, c0: Tensor | None,
+                   flat: list[Any]) -> tuple[Any, Tensor, Tensor | None]:
+        """``_run`` on arrays, nothing recorded (``fused_layers``); ``flat``: ``_flat_weights``."""
+        per_layer = len(flat) // (self.num_layers * self._num_directions)
+        arrays = [_array(w) for w in flat]
+        weights = [self._layer_weights(arrays[k:k + per_layer]) for k in range(0, len(arrays), per_layer)]
+        stack = (weights, self.num_layers, self._num_directions, _prepared_weights(self))
+        if isinstance(input, PackedSequence):
+            out, h_n, c_n = fused_layers(self.mode, input.data._data, input.batch_sizes.tolist(), _array(h0),
+                                         _array(c0), *stack)
+            packed = PackedSequence(Tensor(out), input.batch_sizes, input.sorted_indices,
+                                    input.unsorted_indices)
+            return packed, Tensor(h_n), None if c_n is None else Tensor(c_n)
+        x = input._data.swapaxes(0, 1) if self.batch_first else input._data  # (T, B, I)
+        steps, batch = x.shape[0], x.shape[1]
+        out, h_n, c_n = fused_layers(self.mode, x.reshape(steps * batch, x.shape[2]), [batch] * steps,
+                                     _array(h0), _array(c0), *stack)
+        out = out.reshape(steps, batch, out.shape[1])
+        out = out.swapaxes(0, 1) if self.batch_first else out
+        return Tensor(out), Tensor(h_n), None if c_n is None else Tensor(c_n)
 
     def _batch(self, input: Any, name: str) -> tuple[Any, Tensor, Any, bool]:
         """``(input as a batch or packed, its data, batch_sizes or None, batched)``: an unbatched
@@ -449,21 +509,18 @@ class RNNCellBase(Module):
         return input, states, batched
 
     def _check_sizes(self, input: Tensor, states: list[Tensor | None]) -> None:
-        if input.size(1) != self.input_size:
-            raise RuntimeError(
-                f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}"
-            )
+        batch, n_in = input._data.shape  # the arrays' shapes: cheaper than Tensor.size() per call
+        if n_in != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {n_in} expected {self.input_size}")
         for i, state in enumerate(states):
             if state is None:
                 continue
-            if input.size(0) != state.size(0):
+            rows, size = state._data.shape
+            if batch != rows:
+                raise RuntimeError(f"Input batch size {batch} doesn't match hidden{i} batch size {rows}")
+            if size != self.hidden_size:
                 raise RuntimeError(
-                    f"Input batch size {input.size(0)} doesn't match hidden{i} batch size {state.size(0)}"
-                )
-            if state.size(1) != self.hidden_size:
-                raise RuntimeError(
-                    f"hidden{i} has inconsistent hidden_size: got {state.size(1)}, "
-                    f"expected {self.hidden_size}"
+                    f"hidden{i} has inconsistent hidden_size: got {size}, expected {self.hidden_size}"
                 )
         if input.dtype != self.weight_ih.dtype:
             raise RuntimeError(
@@ -474,6 +531,9 @@ class RNNCellBase(Module):
     def _step(self, mode: str, input: Tensor, h0: Tensor | None, c0: Tensor | None) -> tuple[Tensor, ...]:
         """One time step of ``mode``: ``(h', [c'])``."""
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
+        if _fusable([input, h0, c0, *weights[:4]]):
+            arrays = tuple(_array(w) for w in weights)
+            return tuple(Tensor(a) for a in fused_cell(mode, input._data, _array(h0), _array(c0), arrays))
         result = recurrent_layer(mode, input, [input.shape[0]], h0, c0, weights)
         return result[1:]
 
