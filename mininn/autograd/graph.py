@@ -28,6 +28,11 @@ Writing an op::
 
     y = Exp.apply(x)                     # Tensor in, Tensor out
 
+With grad mode off (``no_grad``, ``inference_mode``) ``apply`` takes a shorter path
+(``_apply_untracked``): it unwraps, runs ``forward`` and wraps each result once, reading no
+input's grad state. Hot functionals (``F.linear``, ``F.relu``) go further under no-grad and
+compute on the arrays without an ``apply`` at all, with the same arithmetic as their op.
+
 ``backward`` returns one gradient (or None) per positional argument of
 ``forward``; an argument that is a list of Tensors (``cat``) takes a list of
 gradients. Keyword arguments are never differentiated.
