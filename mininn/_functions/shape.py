@@ -243,7 +243,8 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     merged = 1
     for n in shape[s : e + 1]:
         merged *= n
-    return reshape(input, shape[:s] + (merged,) + shape[e + 1 :])
+    target = shape[:s] + (merged,) + shape[e + 1 :]  # reshape's checks hold by construction
+    return _alias(input) if target == shape else Reshape.apply(input, target)
 
 
 def unflatten(input: Any, dim: int, sizes: Any) -> Any:

@@ -28,6 +28,11 @@ Writing an op::
 
     y = Exp.apply(x)                     # Tensor in, Tensor out
 
+With grad mode off (``no_grad``, ``inference_mode``) ``apply`` takes a shorter path
+(``_apply_untracked``): it unwraps, runs ``forward`` and wraps each result once, reading no
+input's grad state. Hot functionals (``F.linear``, ``F.relu``) go further under no-grad and
+compute on the arrays without an ``apply`` at all, with the same arithmetic as their op.
+
 ``backward`` returns one gradient (or None) per positional argument of
 ``forward``; an argument that is a list of Tensors (``cat``) takes a list of
 gradients. Keyword arguments are never differentiated.
@@ -288,6 +293,8 @@ class ArrayFunction:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if not _state.enabled:
+            return _apply_untracked(cls, args, kwargs)
         raw_args: list[Any] = []
         needs_grad = False
         kind: Any = None
@@ -331,6 +338,39 @@ class ArrayFunction:
         if cls.is_view:
             _views.link_views(cls, args[0], result)
         return result
+
+
+def _apply_untracked(cls: type[ArrayFunction], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``cls.apply`` with grad mode off: unwrap, forward, wrap. No input's grad state is read (nothing
+    is recorded whatever it is) and each result is wrapped once."""
+    raw_args: list[Any] = []
+    kind: Any = None
+    for a in args:
+        if isinstance(a, TensorCore):
+            d = a._data
+            if kind is None:
+                kind = type(d)
+            elif type(d) is not kind:
+                _raise_mixed_devices(args)
+            raw_args.append(d)
+        elif (type(a) is list or type(a) is tuple) and a and isinstance(a[0], TensorCore):
+            for t in a:
+                if kind is None:
+                    kind = type(t._data)
+                elif type(t._data) is not kind:
+                    _raise_mixed_devices(a)
+            raw_args.append([t._data for t in a])
+        else:
+            raw_args.append(a)
+    if kwargs:
+        kwargs = {k: (v._data if isinstance(v, TensorCore) else v) for k, v in kwargs.items()}
+        out = cls.forward(Context(), *raw_args, **kwargs)
+    else:
+        out = cls.forward(Context(), *raw_args)
+    result = tuple([_tensor_class(o) for o in out]) if type(out) is tuple else _tensor_class(out)
+    if cls.is_view:
+        _views.link_views(cls, args[0], result)
+    return result
 
 
 def view_op(cls: type[ArrayFunction]) -> type[ArrayFunction]:

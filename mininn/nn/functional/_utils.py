@@ -12,6 +12,7 @@ from mininn._backend import array_module, device_of
 from mininn._functions._util import wrap_dim  # re-exported: one definition for tensors and kernels
 from mininn._functions.inplace import _tracked, check_leaf
 from mininn._functions.inplace_view import on_own_copy, rebase
+from mininn.autograd import views as _views
 from mininn.autograd.grad_mode import _state
 from mininn.autograd.graph import ArrayFunction, Context
 from mininn.tensor import Tensor
@@ -48,16 +49,22 @@ def per_dim(value: Any, nd: int) -> tuple[int, ...]:
     return values * nd if len(values) == 1 else values
 
 
+def _recorded(t: Tensor) -> bool:
+    """Whether ``t`` enters the graph (grad mode on): it requires grad, or it is a view whose base
+    got a history after it was made, which it takes now, as ``ArrayFunction.apply`` would."""
+    return t.requires_grad or (t._view is not None and _views.adopt(t))
+
+
 def needs_grad(*tensors: Tensor | None) -> bool:
     """Whether a call on ``tensors`` is recorded by autograd right now."""
     if not _state.enabled:
         return False
-    return any(t is not None and t.requires_grad for t in tensors)
+    return any(t is not None and _recorded(t) for t in tensors)
 
 
 def requires(t: Tensor | None) -> bool:
     """Whether ``t`` needs a gradient from the op being recorded (grad mode on)."""
-    return t is not None and _state.enabled and t.requires_grad
+    return t is not None and _state.enabled and _recorded(t)
 
 
 def xp_of(array: Any) -> ModuleType:

@@ -23,6 +23,8 @@ from mininn._functions.softmax import softmax as _core_softmax
 from mininn._functions.unary import gelu_array, normal_cdf_array
 from mininn._functions.unary import sigmoid as _core_sigmoid
 from mininn._functions.unary import tanh as _core_tanh
+from mininn._tensor_core import TensorCore
+from mininn.autograd.grad_mode import _state
 from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import (
     MulMask,
@@ -116,10 +118,25 @@ def _finish(input: Tensor, fn: type[ArrayFunction], inplace: bool, *args: Any) -
 # ---- piecewise-linear ----------------------------------------------------------------------
 
 
+# one zero scalar per dtype: making ``dtype.type(0)`` on every call costs as much as a small relu
+_ZEROS: dict[Any, Any] = {}
+
+
+def _zero(dtype: Any) -> Any:
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = dtype.type(0)
+    return z
+
+
+def _relu_array(x: Any) -> Any:
+    return np.maximum(x, _zero(x.dtype))
+
+
 class _Relu(_Pointwise):
     @staticmethod
     def compute(x: Any) -> tuple[Any, ...]:
-        out = np.maximum(x, x.dtype.type(0))
+        out = _relu_array(x)
         return out, out
 
     @staticmethod
@@ -128,7 +145,7 @@ class _Relu(_Pointwise):
 
 
 def _relu_(x: Any) -> None:
-    np.maximum(x, x.dtype.type(0), out=x)
+    np.maximum(x, _zero(x.dtype), out=x)
 
 
 def _hardtanh_(x: Any, lo: float, hi: float) -> None:
@@ -137,7 +154,11 @@ def _hardtanh_(x: Any, lo: float, hi: float) -> None:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise."""
-    return _finish(input, _Relu, inplace)
+    if inplace:
+        return _finish(input, _Relu, inplace)
+    if not _state.enabled and isinstance(input, TensorCore):
+        return Tensor(_relu_array(input._data))  # nothing to record: _Relu's arithmetic alone
+    return _Relu.apply(input)
 
 
 class _Hardtanh(ArrayFunction):

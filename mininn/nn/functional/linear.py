@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from mininn._functions._util import unbroadcast
+from mininn._tensor_core import TensorCore
+from mininn.autograd.grad_mode import _state
 from mininn.autograd.graph import ArrayFunction, Context
 from mininn.nn.functional._utils import c_name, requires, scalar_name, wrap_dim, xp_of
 from mininn.tensor import Tensor
@@ -17,14 +19,23 @@ from mininn.tensor import Tensor
 __all__ = ["linear", "bilinear"]
 
 
+_ndarray = np.ndarray
+
+
+def _linear_array(x2: Any, w: Any, b: Any) -> Any:
+    """``x2 @ w.T + b`` for a 2-D ``x2``: the one kernel of the recorded and the untracked path."""
+    out = x2 @ w.T
+    if b is not None:
+        out += b
+    return out
+
+
 class _Linear(ArrayFunction):
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any, need: tuple[bool, bool, bool]) -> Any:
         x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
-        out = x2 @ w.T
-        if b is not None:
-            out += b
-        if any(need):
+        out = _linear_array(x2, w, b)
+        if need[0] or need[1] or need[2]:
             ctx.save_for_backward(x2 if need[1] else None, w if need[0] else None)
             ctx.meta = (x.shape, need, None if b is None else b.shape)
         return out.reshape(x.shape[:-1] + (w.shape[0],))
@@ -56,9 +67,64 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             )
 
 
+def _untracked(t: Any) -> bool:
+    """Whether ``t`` (a Tensor) enters no graph: no grad wanted, no history, not a view."""
+    return not t._requires_grad and t.grad_fn is None and t._view is None
+
+
+def _linear_fast(input: Any, weight: Any, bias: Any) -> Tensor | None:
+    """``linear`` straight on the arrays when autograd records nothing: cpu Tensors of one dtype,
+    a 2-D weight that fits, a 1-D bias of ``out_features`` or none. None otherwise, and the general
+    path then checks the arguments and raises torch's message.
+
+    No ``ArrayFunction``, Context or shape checks through ``Tensor`` properties: at batch 1 these
+    cost as much as the product. The arithmetic is ``_Linear``'s (``_linear_array``), so the result
+    is bitwise the one the general path gives.
+    """
+    if not (isinstance(input, TensorCore) and isinstance(weight, TensorCore)):
+        return None
+    x = input._data
+    w = weight._data
+    if type(x) is not _ndarray or type(w) is not _ndarray or w.ndim != 2:
+        return None
+    dt = w.dtype  # dtypes compared by identity first: ``!=`` between dtypes costs a conversion
+    if x.dtype is not dt and x.dtype != dt:
+        return None
+    if bias is None:
+        b = None
+    elif isinstance(bias, TensorCore):
+        b = bias._data
+        if type(b) is not _ndarray or b.ndim != 1 or b.shape[0] != w.shape[0]:
+            return None
+        if b.dtype is not dt and b.dtype != dt:
+            return None
+    else:
+        return None
+    if _state.enabled and not (
+        _untracked(input) and _untracked(weight) and (bias is None or _untracked(bias))
+    ):
+        return None
+    nd = x.ndim
+    if nd == 2:
+        if x.shape[1] != w.shape[1]:
+            return None
+        return Tensor(_linear_array(x, w, b))
+    if nd == 0 or x.shape[-1] != w.shape[1]:
+        return None
+    out = _linear_array(x.reshape(-1, x.shape[-1]), w, b)
+    return Tensor(out.reshape(x.shape[:-1] + (w.shape[0],)))
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Apply ``input @ weight.T + bias``; ``input`` is ``(*, in_features)``."""
-    in_features = input.shape[-1] if input.ndim else 1
+    out = _linear_fast(input, weight, bias)
+    if out is not None:
+        return out
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and {weight.ndim}D"
+        )
+    in_features = input.shape[-1]
     if weight.ndim != 2 or weight.shape[1] != in_features:
         rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
         w_shape = tuple(weight.shape) + (1,) * (2 - weight.ndim)

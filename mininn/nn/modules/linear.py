@@ -54,7 +54,12 @@ class Linear(Module):
         reset_kaiming_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
+        params = self._parameters
+        if "weight" in params and "bias" in params:
+            # what self.weight/self.bias return, read without the failed instance lookup that
+            # reaches Module.__getattr__ (an AttributeError raised and caught per access)
+            return F.linear(input, params["weight"], params["bias"])
+        return F.linear(input, self.weight, self.bias)  # moved out: weight_norm, parametrize, prune
 
     def extra_repr(self) -> str:
         bias = self.bias is not None
