@@ -366,6 +366,7 @@ def run(seconds: float, workers: int, clients: int, upload_every: float, kill_at
             base = f"http://127.0.0.1:{port}"
             wait_ready(base, server)
             _settle_workers(server.pid, workers)
+            _every_worker_ready(base, workers)
             _drive(report, server, base, seconds, clients, upload_every, kill_at)
             _check_after(report, base, root)
         finally:
@@ -387,6 +388,26 @@ def _settle_workers(master: int, workers: int, timeout: float = 60) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the master has {children(master)} workers, expected {workers}")
         time.sleep(0.1)
+
+
+def _every_worker_ready(base: str, workers: int, timeout: float = 120) -> None:
+    """Wait until ``20 * workers`` readiness checks in a row, each on a new connection, answer 200.
+
+    A worker answers as soon as it has started, and loads its models after (503 "not ready:
+    loading" meanwhile); the kernel hands each new connection to one of the workers, so a long
+    run of fresh connections all ready means every worker is.
+    """
+    deadline, streak = time.monotonic() + timeout, 0
+    while streak < 20 * workers:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not every one of the {workers} workers got ready")
+        try:
+            ok = httpx.get(f"{base}/v2/health/ready", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            ok = False
+        streak = streak + 1 if ok else 0
+        if not ok:
+            time.sleep(0.1)
 
 
 def _drive(

@@ -87,12 +87,20 @@ def build_images(workdir: Path) -> Images:
 class ComposeProject:
     """One compose project (its own name, ports and volume) run from the repository's compose file."""
 
-    def __init__(self, name: str, workdir: Path, images: Images | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        workdir: Path,
+        images: Images | None = None,
+        server_settings: dict[str, str] | None = None,
+        **env: str,
+    ) -> None:
         self.name, self.log = name, workdir / "compose.log"
         self.port, self.balancer_port = free_port(), free_port()
         self.api_key = uuid.uuid4().hex
         settings = workdir / "settings.env"  # the servers' settings file, as a user's .env
-        settings.write_text(f"MININN_API_KEY={self.api_key}\n")
+        lines = {"MININN_API_KEY": self.api_key, **(server_settings or {})}
+        settings.write_text("".join(f"{key}={value}\n" for key, value in lines.items()))
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("MININN_", "DEPLOY_"))},
             "DEPLOY_IMAGE": IMAGE,

@@ -41,8 +41,10 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
     return build_images(tmp_path_factory.mktemp("build"))
 
 
-def project(images: Images, tmp_path: Path, **env: str) -> ComposeProject:
-    return ComposeProject(f"mininn-e2e-{uuid.uuid4().hex[:10]}", tmp_path, images, **env)
+def project(
+    images: Images, tmp_path: Path, server_settings: dict[str, str] | None = None, **env: str
+) -> ComposeProject:
+    return ComposeProject(f"mininn-e2e-{uuid.uuid4().hex[:10]}", tmp_path, images, server_settings, **env)
 
 
 # --- references --------------------------------------------------------------------------------
@@ -203,7 +205,9 @@ def test_the_image_adds_less_than_250_mb_to_its_base(images: Images) -> None:
 
 @pytest.fixture(scope="module")
 def scaled(images: Images, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComposeProject]:
-    stack = project(images, tmp_path_factory.mktemp("scale"), DEPLOY_REPLICAS="3")
+    # each replica logs the requests it answers (off by default), so a test can count them
+    access_log = {"MININN_ACCESS_LOG": "true"}
+    stack = project(images, tmp_path_factory.mktemp("scale"), access_log, DEPLOY_REPLICAS="3")
     with running(stack, "replica", "balancer", profile="scale"):  # (`up` alone adds `server`)
         for index in (1, 2, 3):
             stack.wait_healthy(stack.container("replica", index))

@@ -96,6 +96,13 @@ def test_a_message_over_max_request_bytes_is_resource_exhausted(limited: GrpcSer
 def test_two_workers_share_the_grpc_port_and_it_is_logged(tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = tmp_path_factory.mktemp("grpc-workers")
     for server in start_grpc_server(folder, MININN_WORKERS="2", MININN_LOG_LEVEL="info"):  # SO_REUSEPORT
+        # both workers come up: each binds the shared port (without SO_REUSEPORT the second bind
+        # fails its start-up with "cannot listen for gRPC"), then loads the model in the background;
+        # a worker still loading answers UNAVAILABLE, as Triton does, so wait for both loads first
+        def both_loaded(path=folder / "server.log") -> bool:
+            return path.read_text().count("model mlp version 1 ready") == 2
+
+        wait_until(both_loaded, 60, "both workers to load mlp")
         for _ in range(8):  # a connection per client: the kernel picks a worker for each
             with grpcclient.InferenceServerClient(server.url) as client:
                 tensor = grpcclient.InferInput("input", [1, 4], "FP32")
@@ -104,12 +111,6 @@ def test_two_workers_share_the_grpc_port_and_it_is_logged(tmp_path_factory: pyte
         log = (folder / "server.log").read_text()
         assert "Traceback" not in log and "cannot listen for gRPC" not in log, log
         assert f"V2 gRPC (inference.GRPCInferenceService) at {server.url}" in log  # beside the HTTP address
-        # both workers come up: each loads the model, then binds the shared port (without
-        # SO_REUSEPORT the second bind fails its start-up with "cannot listen for gRPC")
-        def both_loaded(path=folder / "server.log") -> bool:
-            return path.read_text().count("model mlp version 1 ready") == 2
-
-        wait_until(both_loaded, 60, "both workers to load mlp")
         log = (folder / "server.log").read_text()
         assert log.count("Application startup complete") == 2, log
         assert "cannot listen for gRPC" not in log and "Traceback" not in log, log

@@ -60,24 +60,30 @@ def explorer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Any]:
-    """The Playwright driver (one per test session and xdist worker)."""
+    """The Playwright driver, one per test file.
+
+    Playwright's sync API keeps an asyncio loop marked running in the main thread for as long as
+    its driver lives, so ``asyncio.run`` in any later test on the same xdist worker would fail
+    ("cannot be called from a running event loop"): the driver stops when its file's tests end.
+    (``package`` scope would be the whole session here: these folders have no ``__init__.py``.)
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(playwright: Any) -> Iterator[Any]:
-    """Headless Chromium (one per test session and xdist worker)."""
+    """Headless Chromium, one per test file (as the driver)."""
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
     yield browser
     browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_with_scrollbars(playwright: Any) -> Iterator[Any]:
     """Headless Chromium that draws scrollbars, as desktop browsers do (playwright's default hides them)."""
     browser = playwright.chromium.launch(
