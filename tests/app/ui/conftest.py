@@ -148,7 +148,9 @@ def watched_pages(chromium: Any, origin: str, request: pytest.FixtureRequest) ->
         page.on("pageerror", lambda error: watch.errors.append(str(error)))
         page.on("console", on_console)
         page.goto(origin + path)
-        page.wait_for_selector("main[data-loaded=true]")
+        # the first load of a page fetches its scripts and the model's metadata; on a CI machine
+        # busy with the slowest tests (they run first) that has taken over 20 s
+        page.wait_for_selector("main[data-loaded=true]", timeout=60_000)
         return page
 
     yield factory
