@@ -5,8 +5,7 @@ It runs in uvicorn's event loop, started and stopped by the app's lifespan
 :class:`~app.runtime.service.Service`: the same models, versions, batch queues,
 deadlines, statistics and metrics. A call the client cancels, or whose deadline
 passes, cancels its coroutine, which takes a request out of its batch queue.
-(A thread-pool ``grpc.server`` handing each call to the loop measured slower on
-the benchmark MLP at 32 clients: 850-1000 against 1080-1480 requests/s.)
+(Why not a thread-pool ``grpc.server``: see docs/performance.md.)
 
 Messages up to ``MININN_MAX_REQUEST_BYTES`` are received (after decompression);
 larger ones get ``RESOURCE_EXHAUSTED`` from gRPC itself. With ``MININN_WORKERS`` >

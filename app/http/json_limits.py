@@ -9,10 +9,9 @@ limits of its own. Either would turn a few kilobytes of ``[[[[...`` into a
 :data:`MAX_JSON_DEPTH` levels with a 400 instead; V2 requests need about ten
 (a tensor's nested ``data`` one per dimension).
 
-Inference requests (``exact_integers=False``) are parsed by orjson, about
-eight times faster than the standard library on the long number lists of a V2
-request (17 against 135 us for one 784-float tensor; see
-``benchmarks/serve_breakdown.py``). What orjson refuses and the standard
+Inference requests (``exact_integers=False``) are parsed by orjson, several
+times faster than the standard library on the long number lists of a V2
+request (figures in docs/performance.md). What orjson refuses and the standard
 library reads (``NaN`` and ``Infinity``, which Triton's parser accepts too,
 UTF-16 or UTF-32 text, nesting past orjson's own limit) is parsed again by
 ``json.loads``, so the accepted language and the error messages stay those of
