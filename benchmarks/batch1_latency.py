@@ -45,7 +45,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _compare import Pair, case_parser, copy_weights, print_table, report, time_pair  # noqa: E402
+from _compare import Pair, case_parser, copy_weights, forward_pair, print_table, report, time_pair  # noqa: E402
 from _support import profile_calls, write_report  # noqa: E402
 
 import mininn  # noqa: E402
@@ -100,27 +100,16 @@ def twin_pair(build: Callable[[Any], Any], shape: tuple[int, ...]) -> Pair:
     _set_batch_norm_statistics(t_model)
     m_model = build(mininn)
     copy_weights(t_model, m_model)
-    t_model.eval()
-    m_model.eval()
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    tx, mx = torch.from_numpy(x), mininn.tensor(x)
-
-    def run_torch() -> Any:
-        with torch.no_grad():
-            return t_model(tx)
-
-    def run_mininn() -> Any:
-        with mininn.no_grad():
-            return m_model(mx)
-
+    pair = forward_pair(t_model, m_model, x)
     worst, relative = 0.0, 0.0
-    for m_out, t_out in zip(_flat(run_mininn()), _flat(run_torch()), strict=True):
+    for m_out, t_out in zip(_flat(pair.run_mininn()), _flat(pair.run_torch()), strict=True):
         assert m_out.shape == t_out.shape, f"{build.__name__}: shapes {m_out.shape} and {t_out.shape}"
         difference = float(np.abs(m_out - t_out).max())
         worst = max(worst, difference)
         relative = max(relative, difference / max(float(np.abs(t_out).max()), 1e-30))
     assert worst <= TOLERANCE, f"{build.__name__} on {shape}: outputs differ by {worst:.2e} > {TOLERANCE}"
-    return Pair(run_torch, run_mininn, relative)
+    return Pair(pair.run_torch, pair.run_mininn, relative)
 
 
 CASES: dict[str, tuple[str, float, Callable[[], Pair]]] = {
