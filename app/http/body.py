@@ -10,7 +10,26 @@ from starlette.requests import ClientDisconnect
 from app.errors import ClientDisconnectedError, PayloadTooLargeError, UnprocessableError
 from app.http.json_limits import load_json
 
-__all__ = ["read_body", "read_json_object"]
+__all__ = ["check_declared_length", "read_body", "read_json_object", "too_large"]
+
+
+def check_declared_length(
+    declared: str | None, limit: int, variable: str = "MININN_MAX_REQUEST_BYTES"
+) -> None:
+    """Refuse a body whose ``Content-Length`` is over ``limit`` before anything is read.
+
+    Raises:
+        PayloadTooLargeError: over ``limit`` (413), naming the setting that raises it.
+    """
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLargeError(
+            f"request body of {declared} bytes is over the {limit}-byte limit ({variable})"
+        )
+
+
+def too_large(limit: int, variable: str = "MININN_MAX_REQUEST_BYTES") -> PayloadTooLargeError:
+    """The 413 for a body found over ``limit`` while reading it."""
+    return PayloadTooLargeError(f"request body is over the {limit}-byte limit ({variable})")
 
 
 async def read_body(request: Request, limit: int, variable: str = "MININN_MAX_REQUEST_BYTES") -> bytes:
@@ -22,18 +41,14 @@ async def read_body(request: Request, limit: int, variable: str = "MININN_MAX_RE
         PayloadTooLargeError: over ``limit`` (413).
         ClientDisconnectedError: the client hung up before the body's end (499, never delivered).
     """
-    declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLargeError(
-            f"request body of {declared} bytes is over the {limit}-byte limit ({variable})"
-        )
+    check_declared_length(request.headers.get("content-length"), limit, variable)
     chunks: list[bytes] = []
     size = 0
     try:
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
-                raise PayloadTooLargeError(f"request body is over the {limit}-byte limit ({variable})")
+                raise too_large(limit, variable)
             chunks.append(chunk)
     except ClientDisconnect:
         raise ClientDisconnectedError(

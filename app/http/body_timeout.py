@@ -16,6 +16,7 @@ never holds a place in a model's batch queue either.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from typing import Any
 
@@ -23,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import RequestTimeoutError
 
-__all__ = ["BYTES_PER_SECOND", "BodyTimeoutMiddleware"]
+__all__ = ["BYTES_PER_SECOND", "BodyTimeoutMiddleware", "receive_within"]
 
 BYTES_PER_SECOND = 1 << 20
 """The allowance per byte received: 1 s per MiB."""
@@ -61,18 +62,55 @@ class _DeadlineReceive:
     async def __call__(self) -> Message:
         if self.done:
             return await self.receive()
-        remaining = self.started + self.timeout_s + self.received / BYTES_PER_SECOND - time.monotonic()
-        try:
-            message: dict[str, Any] = await asyncio.wait_for(self.receive(), max(remaining, 0.0))
-        except asyncio.TimeoutError:
-            raise RequestTimeoutError(
-                f"the request body did not arrive in time: {self.received} bytes in "
-                f"{time.monotonic() - self.started:.1f} s (MININN_BODY_TIMEOUT_S={self.timeout_s:g}, "
-                "plus 1 s per MiB)"
-            ) from None
+        message: dict[str, Any] = await receive_within(
+            self.receive, self.received, self.started, self.timeout_s
+        )
         if message["type"] == "http.request":
             self.received += len(message.get("body", b""))
             self.done = not message.get("more_body", False)
         else:
             self.done = True
         return message
+
+
+async def receive_within(receive: Receive, received: int, started: float, timeout_s: float) -> Message:
+    """``await receive()`` for a body that started arriving at ``started`` (``time.monotonic()``) and
+    has ``received`` bytes so far, or :class:`RequestTimeoutError` once its deadline passes.
+
+    The deadline is a loop timer that cancels this task: what ``asyncio.wait_for`` does, without
+    its task and future per call.
+    """
+    remaining = started + timeout_s + received / BYTES_PER_SECOND - time.monotonic()
+    task = asyncio.current_task()
+    assert task is not None
+    deadline = _Deadline(task)
+    timer = task.get_loop().call_later(max(remaining, 0.0), deadline)
+    try:
+        return await receive()
+    except asyncio.CancelledError:
+        if not deadline.fired:
+            raise
+        if sys.version_info >= (3, 11):
+            task.uncancel()
+            if task.cancelling():  # cancelled by someone else as well: let that win
+                raise
+        raise RequestTimeoutError(
+            f"the request body did not arrive in time: {received} bytes in "
+            f"{time.monotonic() - started:.1f} s (MININN_BODY_TIMEOUT_S={timeout_s:g}, plus 1 s per MiB)"
+        ) from None
+    finally:
+        timer.cancel()
+
+
+class _Deadline:
+    """Cancels the task reading a body when its deadline passes (a loop timer's callback)."""
+
+    __slots__ = ("fired", "task")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        self.fired = False
+
+    def __call__(self) -> None:
+        self.fired = True
+        self.task.cancel()
