@@ -25,34 +25,31 @@ __all__ = [
 ]
 
 
-class layout:  # noqa: N801 - torch's name
+class _Named:
+    """A constant known by its module-level name: printed as ``mininn.<name>``, pickled by name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"mininn.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+class layout(_Named):  # noqa: N801 - torch's name
     """A tensor layout (``mininn.strided``). Use the module constant, never construct one."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"mininn.{self.name}"
-
-    def __reduce__(self) -> str:
-        return self.name
+    __slots__ = ()
 
 
-class memory_format:  # noqa: N801 - torch's name
+class memory_format(_Named):  # noqa: N801 - torch's name
     """A memory format (``mininn.channels_last``). Use the module constants, never construct one."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"mininn.{self.name}"
-
-    def __reduce__(self) -> str:
-        return self.name
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -58,32 +58,32 @@ def _size_pair(size: int | Sequence[int]) -> tuple[int, int]:
     return size[0], size[1]
 
 
-class RandomHorizontalFlip(nn.Module):
+class _RandomFlip(nn.Module):
+    """Apply :attr:`flip` with probability ``p``."""
+
+    flip: Any
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, img: Any) -> Any:
+        return type(self).flip(img) if _rand() < self.p else img
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(p={self.p})"
+
+
+class RandomHorizontalFlip(_RandomFlip):
     """Mirror left to right with probability ``p``."""
 
-    def __init__(self, p: float = 0.5) -> None:
-        super().__init__()
-        self.p = p
-
-    def forward(self, img: Any) -> Any:
-        return F.hflip(img) if _rand() < self.p else img
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}(p={self.p})"
+    flip = staticmethod(F.hflip)
 
 
-class RandomVerticalFlip(nn.Module):
+class RandomVerticalFlip(_RandomFlip):
     """Mirror top to bottom with probability ``p``."""
 
-    def __init__(self, p: float = 0.5) -> None:
-        super().__init__()
-        self.p = p
-
-    def forward(self, img: Any) -> Any:
-        return F.vflip(img) if _rand() < self.p else img
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}(p={self.p})"
+    flip = staticmethod(F.vflip)
 
 
 class RandomCrop(nn.Module):
