@@ -4,7 +4,8 @@ What the inference endpoint (:class:`app.routes.infer.InferenceFastPath`)
 needs of HTTP without Starlette's ``Request`` and ``Response`` objects: the
 headers it reads, picked from the scope in one pass (:class:`RequestHead`);
 the body, read with the size checks of :mod:`app.http.body` and the deadline
-of :func:`app.http.body_timeout.receive_within` that every other route uses; and the response as two ASGI messages (:func:`send_response`).
+of :func:`app.http.body_timeout.receive_within` that every other route uses;
+and the response as two ASGI messages (:func:`send_response`).
 """
 
 from __future__ import annotations
